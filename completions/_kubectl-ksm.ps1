@@ -1,0 +1,114 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'kubectl-ksm'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'kubectl-ksm' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Lint StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService manifests')
+            [CompletionResult]::new('eval', 'eval', [CompletionResultType]::ParameterValue, 'Evaluate a readiness rule against saved objects, with an explanation')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check a StateManagementProvider against saved objects: the conditions kcm would set')
+            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
+            [CompletionResult]::new('__complete', '__complete', [CompletionResultType]::ParameterValue, 'Completion protocol used by the kubectl_complete-ksm script')
+            break
+        }
+        'kubectl-ksm;lint' {
+            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the documentation of a check (code such as KSM204, or its name)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Fail (exit 1) on warnings too')
+            [CompletionResult]::new('--list-rules', '--list-rules', [CompletionResultType]::ParameterName, 'List every check with its code and title')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-ksm;eval' {
+            [CompletionResult]::new('--rule-file', '--rule-file', [CompletionResultType]::ParameterName, 'Read the rule from a file (`-` for stdin)')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin')
+            [CompletionResult]::new('--cost-limit', '--cost-limit', [CompletionResultType]::ParameterName, 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-ksm;check' {
+            [CompletionResult]::new('--objects', '--objects', [CompletionResultType]::ParameterName, 'Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)')
+            [CompletionResult]::new('--cost-limit', '--cost-limit', [CompletionResultType]::ParameterName, 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-ksm;generate' {
+            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Directory that receives completions/ and man/')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-ksm;__complete' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more detail (repeat for more)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

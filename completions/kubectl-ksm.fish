@@ -1,0 +1,100 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_kubectl_ksm_global_optspecs
+    string join \n o/output= color= v/verbose h/help V/version
+end
+
+function __fish_kubectl_ksm_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_kubectl_ksm_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_kubectl_ksm_using_subcommand
+    set -l cmd (__fish_kubectl_ksm_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'Machine-readable JSON'
+sarif\t'SARIF 2.1.0 (code scanning)'
+github\t'GitHub Actions workflow annotations'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "lint" -d 'Lint StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService manifests'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "eval" -d 'Evaluate a readiness rule against saved objects, with an explanation'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "check" -d 'Check a StateManagementProvider against saved objects: the conditions kcm would set'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "__complete" -d 'Completion protocol used by the kubectl_complete-ksm script'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l explain -d 'Print the documentation of a check (code such as KSM204, or its name)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'Machine-readable JSON'
+sarif\t'SARIF 2.1.0 (code scanning)'
+github\t'GitHub Actions workflow annotations'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l strict -d 'Fail (exit 1) on warnings too'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l list-rules -d 'List every check with its code and title'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l rule-file -d 'Read the rule from a file (`-` for stdin)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s f -l filename -d 'Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l cost-limit -d 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'Machine-readable JSON'
+sarif\t'SARIF 2.1.0 (code scanning)'
+github\t'GitHub Actions workflow annotations'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l objects -d 'Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l cost-limit -d 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'Machine-readable JSON'
+sarif\t'SARIF 2.1.0 (code scanning)'
+github\t'GitHub Actions workflow annotations'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -l out -d 'Directory that receives completions/ and man/' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'Machine-readable JSON'
+sarif\t'SARIF 2.1.0 (code scanning)'
+github\t'GitHub Actions workflow annotations'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'Machine-readable JSON'
+sarif\t'SARIF 2.1.0 (code scanning)'
+github\t'GitHub Actions workflow annotations'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s V -l version -d 'Print version'

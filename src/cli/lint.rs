@@ -1,0 +1,129 @@
+//! `kubectl ksm lint PATH...`
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::input::{self, InputError};
+use super::{
+    CliError, CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat,
+    output_format,
+};
+use crate::core::lint::{self, Linter};
+use crate::diag::{Diagnostic, Severity, Source};
+use crate::output::diagnostics::{self as render, Summary};
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  kubectl ksm lint smp.yaml
+  kubectl ksm lint manifests/ -o sarif > lint.sarif
+  kubectl ksm lint --explain KSM204
+
+Exit codes: 0 no errors, 1 errors (or warnings with --strict), 2 unreadable input.")]
+pub struct LintArgs {
+    /// Files or directories (searched recursively for *.yaml, *.yml, *.json); `-` reads stdin
+    #[arg(value_name = "PATH", required_unless_present_any = ["explain", "list_rules"])]
+    pub paths: Vec<PathBuf>,
+    /// Fail (exit 1) on warnings too
+    #[arg(long)]
+    pub strict: bool,
+    /// Print the documentation of a check (code such as KSM204, or its name)
+    #[arg(long, value_name = "CODE")]
+    pub explain: Option<String>,
+    /// List every check with its code and title
+    #[arg(long)]
+    pub list_rules: bool,
+}
+
+/// The problems of unreadable inputs get this code (documented with KSM001).
+const UNREADABLE: &str = "KSM000"; // documented in core::lint::rules::load
+
+pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
+    if let Some(code) = &args.explain {
+        let Some(rule) = lint::find_rule(code) else {
+            return Err(CliError::Fatal(format!(
+                "no check named {code:?}; `kubectl ksm lint --list-rules` lists them"
+            )));
+        };
+        writeln!(
+            io.stdout,
+            "{} ({}): {}\nseverity: {}\n\n{}",
+            rule.code,
+            rule.name,
+            rule.title,
+            rule.severity.as_str(),
+            rule.docs.trim_end()
+        )?;
+        return Ok(EXIT_OK);
+    }
+    if args.list_rules {
+        for r in lint::all_rules() {
+            writeln!(
+                io.stdout,
+                "{}  {:<8} {:<32} {}",
+                r.code,
+                r.severity.as_str(),
+                r.name,
+                r.title
+            )?;
+        }
+        return Ok(EXIT_OK);
+    }
+    let format = output_format(
+        global,
+        "lint",
+        &[
+            OutputFormat::Human,
+            OutputFormat::Json,
+            OutputFormat::Sarif,
+            OutputFormat::Github,
+        ],
+    )?;
+    let linter = Linter::default();
+    let mut summary = Summary::default();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut unreadable = false;
+    for path in input::expand_paths(&args.paths) {
+        let source = path.and_then(|p| input::read_source(&p, io.stdin));
+        let source = match source {
+            Ok(s) => s,
+            Err(InputError { path, message }) => {
+                unreadable = true;
+                summary.files += 1;
+                diagnostics
+                    .push(Diagnostic::error(UNREADABLE, message).at(&Source::new(path, ""), 0..0));
+                continue;
+            }
+        };
+        summary.files += 1;
+        let report = lint::lint_source(&source, &linter);
+        summary.documents += report.documents;
+        summary.objects += report.linted;
+        summary.skipped += report.skipped;
+        unreadable |= report.unreadable;
+        diagnostics.extend(report.diagnostics);
+    }
+    summary.count(&diagnostics);
+    match format {
+        OutputFormat::Human => {
+            render::human(io.stdout, &diagnostics, io.color)?;
+            writeln!(io.stdout, "{}", summary.line())?;
+        }
+        OutputFormat::Json => render::json_report(io.stdout, &diagnostics, &summary)?,
+        OutputFormat::Sarif => render::sarif(io.stdout, &diagnostics)?,
+        OutputFormat::Github => {
+            render::github(io.stdout, &diagnostics)?;
+            writeln!(io.stdout, "{}", summary.line())?;
+        }
+    }
+    Ok(if unreadable {
+        EXIT_ERROR
+    } else if summary.errors > 0
+        || (args.strict && diagnostics.iter().any(|d| d.severity == Severity::Warning))
+    {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    })
+}

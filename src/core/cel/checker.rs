@@ -1,0 +1,323 @@
+//! The static type checker the `cel` crate lacks, following cel-go's checker/checker.go.
+
+use std::ops::Range;
+
+use super::CompileError;
+use super::ast::{Kind, Node};
+use super::decls::{PA, PB, STD_FUNCTIONS};
+use super::types::{self, CelType, Mapping};
+
+pub struct Checker {
+    mapping: Mapping,
+    next_var: u32,
+    /// Types of the variable slots (declared variables then comprehension variables).
+    slots: Vec<CelType>,
+    pub errors: Vec<CompileError>,
+}
+
+impl Checker {
+    pub fn new(declared: &[CelType], slot_count: usize) -> Checker {
+        let mut slots = declared.to_vec();
+        slots.resize(slot_count, CelType::Dyn);
+        Checker {
+            mapping: Mapping::default(),
+            next_var: 0,
+            slots,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Checks the whole tree and returns its type with free type parameters as `dyn`.
+    pub fn check_root(&mut self, n: &mut Node) -> CelType {
+        let t = self.check(n);
+        types::substitute(&self.mapping, &t, true)
+    }
+
+    fn error(&mut self, span: &Range<usize>, message: String) {
+        let span = if span.start <= span.end {
+            Some(span.clone())
+        } else {
+            None
+        };
+        self.errors.push(CompileError {
+            message,
+            span,
+            kind: super::CompileErrorKind::Check,
+        });
+    }
+
+    fn fresh(&mut self) -> CelType {
+        let v = self.next_var;
+        self.next_var += 1;
+        CelType::Param(v)
+    }
+
+    fn is_assignable(&mut self, t1: &CelType, t2: &CelType) -> bool {
+        types::is_assignable(&mut self.mapping, t1, t2)
+    }
+
+    fn join(&mut self, prev: Option<CelType>, cur: CelType) -> CelType {
+        match prev {
+            None => cur,
+            Some(p) => {
+                if self.is_assignable(&p, &cur) {
+                    types::most_general(&p, &cur)
+                } else {
+                    CelType::Dyn
+                }
+            }
+        }
+    }
+
+    fn check(&mut self, n: &mut Node) -> CelType {
+        let t = self.check_kind(n);
+        n.scalar = matches!(
+            types::substitute(&self.mapping, &t, false),
+            CelType::Bool
+                | CelType::Int
+                | CelType::Uint
+                | CelType::Double
+                | CelType::Null
+                | CelType::Timestamp
+                | CelType::Duration
+        );
+        t
+    }
+
+    fn check_kind(&mut self, n: &mut Node) -> CelType {
+        let span = n.span.clone();
+        match &mut n.kind {
+            Kind::Lit(v) => match v {
+                super::value::Value::Null => CelType::Null,
+                super::value::Value::Bool(_) => CelType::Bool,
+                super::value::Value::Int(_) => CelType::Int,
+                super::value::Value::Uint(_) => CelType::Uint,
+                super::value::Value::Double(_) => CelType::Double,
+                super::value::Value::String(_) => CelType::String,
+                super::value::Value::Bytes(_) => CelType::Bytes,
+                _ => CelType::Dyn,
+            },
+            Kind::TypeIdent(_, t) => t.clone(),
+            Kind::Var(slot) => self.slots[*slot].clone(),
+            Kind::Unresolved(name) => {
+                self.error(
+                    &span,
+                    format!("undeclared reference to '{name}' (in container '')"),
+                );
+                CelType::Error
+            }
+            Kind::Struct(name) => {
+                self.error(
+                    &span,
+                    format!("undeclared reference to '{name}' (in container '')"),
+                );
+                CelType::Error
+            }
+            Kind::Select { operand, test, .. } => {
+                let ot = self.check(operand);
+                let ot = types::substitute(&self.mapping, &ot, false);
+                let rt = match &ot {
+                    CelType::Map(_, v) => (**v).clone(),
+                    CelType::Param(_) => {
+                        self.is_assignable(&CelType::Dyn, &ot);
+                        CelType::Dyn
+                    }
+                    CelType::Dyn | CelType::Error => CelType::Dyn,
+                    other => {
+                        self.error(
+                            &span,
+                            format!("type '{other}' does not support field selection"),
+                        );
+                        CelType::Dyn
+                    }
+                };
+                if *test {
+                    CelType::Bool
+                } else {
+                    types::substitute(&self.mapping, &rt, false)
+                }
+            }
+            Kind::List(elems) => {
+                let mut et = None;
+                for e in elems.iter_mut() {
+                    let t = self.check(e);
+                    et = Some(self.join(et, t));
+                }
+                let et = match et {
+                    Some(t) => t,
+                    None => self.fresh(),
+                };
+                CelType::list(et)
+            }
+            Kind::Map(entries) => {
+                let mut kt = None;
+                let mut vt = None;
+                for (k, v) in entries.iter_mut() {
+                    let t = self.check(k);
+                    kt = Some(self.join(kt, t));
+                    let t = self.check(v);
+                    vt = Some(self.join(vt, t));
+                }
+                match (kt, vt) {
+                    (Some(k), Some(v)) => CelType::map(k, v),
+                    _ => {
+                        let k = self.fresh();
+                        let v = self.fresh();
+                        CelType::map(k, v)
+                    }
+                }
+            }
+            Kind::Comprehension(c) => {
+                let range_t = self.check(&mut c.range);
+                let accu_t = self.check(&mut c.accu_init);
+                let range_t = types::substitute(&self.mapping, &range_t, false);
+                self.slots[c.accu_var] = accu_t.clone();
+                let (vt, vt2) = match &range_t {
+                    CelType::List(e) => {
+                        if c.iter_var2.is_some() {
+                            (CelType::Int, (**e).clone())
+                        } else {
+                            ((**e).clone(), CelType::Dyn)
+                        }
+                    }
+                    CelType::Map(k, v) => ((**k).clone(), (**v).clone()),
+                    CelType::Dyn | CelType::Error | CelType::Param(_) => {
+                        self.is_assignable(&CelType::Dyn, &range_t);
+                        (CelType::Dyn, CelType::Dyn)
+                    }
+                    other => {
+                        self.error(
+                            &c.range.span,
+                            format!(
+                                "expression of type '{other}' cannot be range of a comprehension (must be list, map, or dynamic)"
+                            ),
+                        );
+                        (CelType::Error, CelType::Error)
+                    }
+                };
+                self.slots[c.iter_var] = vt;
+                if let Some(s) = c.iter_var2 {
+                    self.slots[s] = vt2;
+                }
+                let ct = self.check(&mut c.loop_cond);
+                if !self.is_assignable(&CelType::Bool, &ct) {
+                    let ct = types::substitute(&self.mapping, &ct, true);
+                    self.error(
+                        &c.loop_cond.span,
+                        format!("expected type 'bool' but found '{ct}'"),
+                    );
+                }
+                let st = self.check(&mut c.loop_step);
+                if !self.is_assignable(&accu_t, &st) {
+                    let a = types::substitute(&self.mapping, &accu_t, true);
+                    let s = types::substitute(&self.mapping, &st, true);
+                    self.error(
+                        &c.loop_step.span,
+                        format!("expected type '{a}' but found '{s}'"),
+                    );
+                }
+                let rt = self.check(&mut c.result);
+                types::substitute(&self.mapping, &rt, false)
+            }
+            Kind::Call {
+                name, target, args, ..
+            } => {
+                let name = name.clone();
+                self.check_call(&span, &name, target.as_deref_mut(), args)
+            }
+        }
+    }
+
+    fn check_call(
+        &mut self,
+        span: &Range<usize>,
+        name: &str,
+        target: Option<&mut Node>,
+        args: &mut [Node],
+    ) -> CelType {
+        let has_target = target.is_some();
+        let mut arg_types = Vec::with_capacity(args.len() + 1);
+        let target_t = target.map(|t| self.check(t));
+        for a in args.iter_mut() {
+            arg_types.push(self.check(a));
+        }
+        let Some(overloads) = STD_FUNCTIONS.get(name) else {
+            self.error(
+                span,
+                format!("undeclared reference to '{name}' (in container '')"),
+            );
+            return CelType::Error;
+        };
+        if let Some(t) = target_t {
+            arg_types.insert(0, t);
+        }
+        if name == "_&&_" || name == "_||_" {
+            let mut failed = false;
+            for (i, t) in arg_types.iter().enumerate() {
+                if !self.is_assignable(t, &CelType::Bool) {
+                    let t = types::substitute(&self.mapping, t, true);
+                    self.error(
+                        &args[i].span,
+                        format!("expected type 'bool' but found '{t}'"),
+                    );
+                    failed = true;
+                }
+            }
+            return if failed {
+                CelType::Error
+            } else {
+                CelType::Bool
+            };
+        }
+        let mut result: Option<CelType> = None;
+        for o in overloads {
+            if o.member != has_target {
+                continue;
+            }
+            // instantiate A and B with fresh variables
+            let a = self.fresh();
+            let b = self.fresh();
+            let inst = |t: &CelType| instantiate(t, &a, &b);
+            let params: Vec<CelType> = o.args.iter().map(inst).collect();
+            let res = inst(&o.result);
+            if types::is_assignable_list(&mut self.mapping, &arg_types, &params) {
+                let rt = types::substitute(&self.mapping, &res, false);
+                result = Some(match result {
+                    None => rt,
+                    Some(prev) if prev == CelType::Dyn || prev != rt => CelType::Dyn,
+                    Some(prev) => prev,
+                });
+            }
+        }
+        match result {
+            Some(t) => t,
+            None => {
+                let shown: Vec<String> = arg_types
+                    .iter()
+                    .map(|t| types::substitute(&self.mapping, t, true).to_string())
+                    .collect();
+                let sig = if has_target {
+                    format!("{}.({})", shown[0], shown[1..].join(", "))
+                } else {
+                    format!("({})", shown.join(", "))
+                };
+                self.error(
+                    span,
+                    format!("found no matching overload for '{name}' applied to '{sig}'"),
+                );
+                CelType::Error
+            }
+        }
+    }
+}
+
+fn instantiate(t: &CelType, a: &CelType, b: &CelType) -> CelType {
+    match t {
+        t if *t == PA => a.clone(),
+        t if *t == PB => b.clone(),
+        CelType::List(e) => CelType::list(instantiate(e, a, b)),
+        CelType::Map(k, v) => CelType::map(instantiate(k, a, b), instantiate(v, a, b)),
+        CelType::Type(Some(p)) => CelType::type_of(instantiate(p, a, b)),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,407 @@
+use super::*;
+use serde_json::json;
+
+fn deployment() -> Object {
+    Object::from_json(&json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "generation": 3},
+        "spec": {"replicas": 2},
+        "status": {"replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 1,
+                   "observedGeneration": 3,
+                   "conditions": [{"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True"}]}
+    }))
+}
+
+fn run(rule: &str) -> Verdict {
+    compile(rule, &Limits::default())
+        .unwrap_or_else(|e| panic!("{rule}: {e:?}"))
+        .evaluate(&deployment())
+}
+
+fn compile_err(rule: &str) -> String {
+    match compile(rule, &Limits::default()) {
+        Ok(_) => panic!("{rule} compiled"),
+        Err(e) => e
+            .iter()
+            .map(|e| e.message.clone())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+fn eval_err(rule: &str) -> String {
+    match run(rule) {
+        Verdict::Error(e) => e.message,
+        v => panic!("{rule}: expected error, got {v:?}"),
+    }
+}
+
+#[test]
+fn basic_verdicts() {
+    assert_eq!(
+        run("self.status.availableReplicas == self.status.replicas"),
+        Verdict::False
+    );
+    assert_eq!(
+        run("self.status.readyReplicas == self.status.replicas"),
+        Verdict::True
+    );
+    assert_eq!(run("self.status.replicas == 2.0"), Verdict::True);
+    assert_eq!(run("self.status.replicas > 1.5"), Verdict::True);
+    assert_eq!(run("self.status.replicas - 1 == 1"), Verdict::True);
+    assert_eq!(run("type(self.status.replicas) == int"), Verdict::True);
+    assert_eq!(
+        run("self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"),
+        Verdict::True
+    );
+    assert_eq!(
+        run("self.status.conditions.all(c, c.status == 'True')"),
+        Verdict::True
+    );
+    assert_eq!(
+        run("self.status.conditions.exists_one(c, c.status == 'True')"),
+        Verdict::False
+    );
+    assert_eq!(
+        run("self.status.conditions.map(c, c.type) == ['Available', 'Progressing']"),
+        Verdict::True
+    );
+    assert_eq!(
+        run("size(self.status.conditions.filter(c, c.type.startsWith('P'))) == 1"),
+        Verdict::True
+    );
+    assert_eq!(
+        run("has(self.status.readyReplicas) && !has(self.status.foo)"),
+        Verdict::True
+    );
+    assert_eq!(
+        run("'Available' in self.status.conditions.map(c, c.type)"),
+        Verdict::True
+    );
+    assert_eq!(run("'replicas' in self.status"), Verdict::True);
+    assert_eq!(run("self.metadata.name.matches('^w.b$')"), Verdict::True);
+    assert_eq!(
+        run("self.metadata.generation == self.status.observedGeneration ? true : false"),
+        Verdict::True
+    );
+    assert_eq!(
+        run("string(self.status.replicas) + 'x' == '2x'"),
+        Verdict::True
+    );
+    assert_eq!(
+        run(
+            "duration('1h30m') > duration('90m') || timestamp('2024-01-01T00:00:00Z').getFullYear() == 2024"
+        ),
+        Verdict::True
+    );
+}
+
+#[test]
+fn missing_key_is_an_error_and_logic_absorbs_errors() {
+    assert_eq!(eval_err("self.status.foo > 0"), "no such key: foo");
+    assert_eq!(run("false && self.status.foo > 0"), Verdict::False);
+    assert_eq!(run("self.status.foo > 0 && false"), Verdict::False);
+    assert_eq!(run("self.status.foo > 0 || true"), Verdict::True);
+    assert_eq!(eval_err("self.status.foo > 0 || false"), "no such key: foo");
+    assert_eq!(eval_err("true && self.status.foo > 0"), "no such key: foo");
+}
+
+#[test]
+fn runtime_errors_use_cel_go_wording() {
+    assert_eq!(
+        eval_err("self.status.replicas / 0 == 1"),
+        "division by zero"
+    );
+    assert_eq!(eval_err("self.status.replicas % 0 == 1"), "modulus by zero");
+    assert_eq!(
+        eval_err("self.status.replicas + 9223372036854775807 > 0"),
+        "integer overflow"
+    );
+    assert_eq!(
+        eval_err("self.status.replicas + self.metadata.name == 1"),
+        "no such overload"
+    );
+    assert_eq!(
+        eval_err("self.status.conditions[5].type == 'x'"),
+        "index '5' out of range in list size '2'"
+    );
+    assert!(eval_err("self.status.replicas").contains("expected bool"));
+}
+
+#[test]
+fn checker_rejects_like_cel_go() {
+    assert_eq!(
+        compile_err("status.replicas == 1"),
+        "undeclared reference to 'status' (in container '')"
+    );
+    assert_eq!(
+        compile_err("1 == 1.0"),
+        "found no matching overload for '_==_' applied to '(int, double)'"
+    );
+    assert_eq!(
+        compile_err("1 < 1.5"),
+        "found no matching overload for '_<_' applied to '(int, double)'"
+    );
+    assert_eq!(
+        compile_err("1 == 1u"),
+        "found no matching overload for '_==_' applied to '(int, uint)'"
+    );
+    assert_eq!(
+        compile_err("'a' + 1 == 'a1'"),
+        "found no matching overload for '_+_' applied to '(string, int)'"
+    );
+    assert_eq!(
+        compile_err("self.metadata.name.lowerAscii() == 'x'"),
+        "undeclared reference to 'lowerAscii' (in container '')"
+    );
+    assert!(
+        compile_err("math.greatest(1, 2) == 2")
+            .contains("undeclared reference to 'math' (in container '')")
+    );
+    assert_eq!(
+        compile_err("now() > 1"),
+        "undeclared reference to 'now' (in container '')"
+    );
+    assert!(compile_err("self.?status").contains("unsupported syntax"));
+    assert!(compile_err("optional.of(1) == 1").contains("undeclared reference to 'optional'"));
+    assert!(compile_err("has(self)").contains("invalid argument to has() macro"));
+    assert_eq!(
+        compile_err("size(1, 2) == 1"),
+        "found no matching overload for 'size' applied to '(int, int)'"
+    );
+    assert_eq!(
+        compile_err("'abc'.split('b') == []"),
+        "undeclared reference to 'split' (in container '')"
+    );
+    assert_eq!(
+        compile_err("max(1, 2) == 2"),
+        "undeclared reference to 'max' (in container '')"
+    );
+    // heterogeneous list literals become list(dyn)
+    assert!(compile("[1, 'a'] == [1, 'a']", &Limits::default()).is_ok());
+    assert!(compile("[1] + ['a'] == [1, 'a']", &Limits::default()).is_err());
+}
+
+#[test]
+fn result_type_is_deduced() {
+    let l = Limits::default();
+    assert_eq!(
+        compile("self.status.replicas + 1", &l)
+            .unwrap()
+            .result_type(),
+        CelType::Int
+    );
+    assert_eq!(
+        compile("self.status.ready", &l).unwrap().result_type(),
+        CelType::Dyn
+    );
+    assert_eq!(
+        compile("self.a == 1", &l).unwrap().result_type(),
+        CelType::Bool
+    );
+    assert_eq!(
+        compile("[1, 2].map(x, x * 2)", &l).unwrap().result_type(),
+        CelType::list(CelType::Int)
+    );
+    assert_eq!(
+        compile("{'a': 1}", &l).unwrap().result_type(),
+        CelType::map(CelType::String, CelType::Int)
+    );
+    assert_eq!(
+        compile("type(1)", &l).unwrap().result_type(),
+        CelType::type_of(CelType::Int)
+    );
+    assert!(
+        !compile("self.status.replicas + 1", &l)
+            .unwrap()
+            .result_type()
+            .may_be_bool()
+    );
+}
+
+#[test]
+fn limits_refuse_deep_and_long_rules_cleanly() {
+    let l = Limits::default();
+    let parens = format!("{}1{} == 1", "(".repeat(10_000), ")".repeat(10_000));
+    assert!(compile(&parens, &l).is_err());
+    let nots = format!("{}true", "!".repeat(10_000));
+    let _ = compile(&nots, &l);
+    let plus = vec!["1"; 10_000].join(" + ") + " == 1";
+    assert!(compile(&plus, &l).is_err());
+    let long = format!("self.a == '{}'", "x".repeat(100_001));
+    let e = compile(&long, &l).unwrap_err();
+    assert_eq!(
+        e[0].message,
+        "expression code point size exceeds limit: size: 100013, limit 100000"
+    );
+    let big = vec!["self.a == 1"; 8_000].join(" && ");
+    assert!(big.len() > 90_000);
+    let _ = compile(&big, &l);
+    let sel = format!("self{} == 1", ".a".repeat(10_000));
+    assert!(compile(&sel, &l).is_err());
+    let lists = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
+    assert!(compile(&lists, &l).is_err());
+}
+
+#[test]
+fn budget_refuses_expensive_evaluations() {
+    let items: Vec<i64> = (0..2000).collect();
+    let obj = Object::from_json(&json!({"items": items}));
+    let rule = compile(
+        "self.items.all(x, self.items.all(y, x + y >= 0))",
+        &Limits::default(),
+    )
+    .unwrap();
+    match rule.evaluate(&obj) {
+        Verdict::Error(e) => {
+            assert!(e.budget_exceeded);
+            assert!(
+                e.message
+                    .starts_with("evaluation budget exceeded: more than 1000000 evaluation steps"),
+                "{}",
+                e.message
+            );
+        }
+        v => panic!("{v:?}"),
+    }
+    let rule = compile("self.items.all(x, x >= 0)", &Limits::default()).unwrap();
+    assert_eq!(rule.evaluate(&obj), Verdict::True);
+    let rule = compile("size(self.items.map(x, x * 2)) == 2000", &Limits::default()).unwrap();
+    assert_eq!(rule.evaluate(&obj), Verdict::True);
+    let tight = Limits {
+        max_cost: 100,
+        ..Limits::default()
+    };
+    let rule = compile("self.items.all(x, x >= 0)", &tight).unwrap();
+    assert!(matches!(
+        rule.evaluate(&obj),
+        Verdict::Error(EvalError {
+            budget_exceeded: true,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn explain_flattens_conjuncts_with_operand_values() {
+    let rule = "self.status.availableReplicas == self.status.replicas && self.status.readyReplicas == self.status.replicas && has(self.status.foo)";
+    let c = compile(rule, &Limits::default())
+        .unwrap()
+        .explain(&deployment());
+    assert_eq!(c[0].kind, ClauseKind::And);
+    assert_eq!(c[0].value, Ok("false".into()));
+    assert_eq!(c.len(), 4);
+    assert_eq!(c[1].depth, 1);
+    assert_eq!(
+        c[1].text,
+        "self.status.availableReplicas == self.status.replicas"
+    );
+    assert_eq!(c[1].kind, ClauseKind::Comparison);
+    assert_eq!(
+        c[1].operands,
+        vec![
+            (
+                "self.status.availableReplicas".to_string(),
+                Ok("1".to_string())
+            ),
+            ("self.status.replicas".to_string(), Ok("2".to_string())),
+        ]
+    );
+    assert_eq!(c[1].value, Ok("false".into()));
+    assert_eq!(c[2].value, Ok("true".into()));
+    assert_eq!(c[3].text, "has(self.status.foo)");
+    assert_eq!(&rule[c[3].span.clone()], "has(self.status.foo)");
+    let m = compile(
+        "self.status.conditions.exists(c, c.type == 'Ready')",
+        &Limits::default(),
+    )
+    .unwrap()
+    .explain(&deployment());
+    assert_eq!(m[0].kind, ClauseKind::Macro);
+    assert_eq!(
+        m[0].text,
+        "self.status.conditions.exists(c, c.type == 'Ready')"
+    );
+    assert_eq!(m[0].value, Ok("false".into()));
+    let e = compile(
+        "!(self.status.missing == 1) || 'ü' == \"x\"",
+        &Limits::default(),
+    )
+    .unwrap()
+    .explain(&deployment());
+    assert_eq!(e[0].kind, ClauseKind::Or);
+    assert_eq!(e[1].kind, ClauseKind::Not);
+    assert_eq!(e[1].value, Err("no such key: missing".into()));
+    assert_eq!(e[2].text, "self.status.missing == 1");
+    assert_eq!(e[3].text, "'ü' == \"x\"");
+}
+
+#[test]
+fn readiness_outcomes() {
+    let l = Limits::default();
+    let d = deployment();
+    assert_eq!(readiness("  ", &d, &l), ReadinessOutcome::Ready(true));
+    assert_eq!(
+        readiness("self.status.replicas == 2", &d, &l),
+        ReadinessOutcome::Ready(true)
+    );
+    assert!(matches!(
+        readiness("self.status.replicas ==", &d, &l),
+        ReadinessOutcome::Failed {
+            phase: Phase::Compile,
+            ..
+        }
+    ));
+    assert!(matches!(
+        readiness("self.status.x == 2", &d, &l),
+        ReadinessOutcome::Failed {
+            phase: Phase::Evaluate,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn compile_error_spans_are_byte_offsets() {
+    let rule = "'ü' == 'x' && status.replicas == 1";
+    let e = compile(rule, &Limits::default()).unwrap_err();
+    let span = e[0].span.clone().unwrap();
+    assert_eq!(&rule[span], "status");
+    let rule = "'ü' == 'x' &&";
+    let e = compile(rule, &Limits::default()).unwrap_err();
+    assert!(e[0].span.is_some());
+}
+
+#[test]
+fn compiled_rule_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<CompiledRule>();
+    assert_send_sync::<Object>();
+}
+
+#[test]
+fn deepest_accepted_rule_evaluates_on_a_small_stack() {
+    // runs on the 2 MiB test thread: the evaluator recursion stays within it
+    let rule = vec!["self.spec.replicas"; 240].join(" + ") + " == 480";
+    let r = compile(&rule, &Limits::default()).expect("within the depth limit");
+    assert_eq!(r.evaluate(&deployment()), Verdict::True);
+    let nested = format!(
+        "{}self.spec.replicas{} == 2",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    assert!(compile(&nested, &Limits::default()).is_err());
+    let lists = format!(
+        "{}1{} == {}1{}",
+        "[".repeat(100),
+        "]".repeat(100),
+        "[".repeat(100),
+        "]".repeat(100)
+    );
+    assert_eq!(
+        compile(&lists, &Limits::default())
+            .unwrap()
+            .evaluate(&deployment()),
+        Verdict::True
+    );
+}

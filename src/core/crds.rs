@@ -1,0 +1,103 @@
+//! The real kcm and Flux CRDs, embedded at build time (testdata/crds/) and parsed on first use.
+
+use std::sync::OnceLock;
+
+use crate::core::schema::Crd;
+use crate::diag::Source;
+use crate::diag::yaml::{self, Limits};
+
+/// (kind, CRD YAML) of every embedded CRD.
+const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "StateManagementProvider",
+        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_statemanagementproviders.yaml"),
+    ),
+    (
+        "ServiceSet",
+        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_servicesets.yaml"),
+    ),
+    (
+        "ServiceTemplate",
+        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_servicetemplates.yaml"),
+    ),
+    (
+        "ClusterDeployment",
+        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_clusterdeployments.yaml"),
+    ),
+    (
+        "MultiClusterService",
+        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_multiclusterservices.yaml"),
+    ),
+    (
+        "HelmRelease",
+        include_str!("../../testdata/crds/flux/helm.toolkit.fluxcd.io_helmreleases.yaml"),
+    ),
+    (
+        "Kustomization",
+        include_str!("../../testdata/crds/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
+    ),
+    (
+        "Bucket",
+        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_buckets.yaml"),
+    ),
+    (
+        "ExternalArtifact",
+        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_externalartifacts.yaml"),
+    ),
+    (
+        "GitRepository",
+        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_gitrepositories.yaml"),
+    ),
+    (
+        "HelmChart",
+        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_helmcharts.yaml"),
+    ),
+    (
+        "HelmRepository",
+        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_helmrepositories.yaml"),
+    ),
+    (
+        "OCIRepository",
+        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_ocirepositories.yaml"),
+    ),
+];
+
+/// The embedded CRD of a kcm or Flux kind, parsed once.
+pub fn crd(kind: &str) -> Option<&'static Crd> {
+    static PARSED: [OnceLock<Crd>; EMBEDDED.len()] = [const { OnceLock::new() }; EMBEDDED.len()];
+    let idx = EMBEDDED.iter().position(|(k, _)| *k == kind)?;
+    Some(PARSED[idx].get_or_init(|| parse(EMBEDDED[idx].1)))
+}
+
+/// Every embedded kind.
+pub fn kinds() -> impl Iterator<Item = &'static str> {
+    EMBEDDED.iter().map(|(k, _)| *k)
+}
+
+fn parse(text: &str) -> Crd {
+    let source = Source::new("embedded CRD", text);
+    let (docs, err) = yaml::parse_documents(&source);
+    assert!(err.is_none(), "embedded CRD is valid YAML: {err:?}");
+    let root = docs
+        .into_iter()
+        .find_map(|d| d.root)
+        .expect("embedded CRD has a document");
+    let json = root
+        .to_json(&Limits::default())
+        .expect("embedded CRD converts to JSON");
+    Crd::from_json(&json).expect("embedded CRD is a valid CustomResourceDefinition")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_crd_parses() {
+        for kind in kinds() {
+            let crd = crd(kind).unwrap();
+            assert_eq!(crd.kind, kind);
+            assert!(crd.versions.iter().any(|v| v.served));
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! `lint`: checks of k0rdent manifests, one file per check under `rules/`, each with a stable
+//! code, a title and its documentation (shown by `kubectl ksm lint --explain CODE`).
+//!
+//! Objects are linted one at a time from their YAML node (for spans) and JSON value (for
+//! semantics). Readiness rules are compiled once per object and shared by the rule checks.
+
+pub mod rules;
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::core::cel;
+use crate::core::objects::{self, LoadedObject};
+use crate::core::schema::PathSeg;
+use crate::diag::yaml::{self, Node};
+use crate::diag::{Diagnostic, Severity, Source};
+
+/// A lint check's identity and documentation.
+#[derive(Debug)]
+pub struct RuleInfo {
+    /// Stable code, e.g. `KSM204`.
+    pub code: &'static str,
+    /// Kebab-case name.
+    pub name: &'static str,
+    /// Default severity.
+    pub severity: Severity,
+    /// One line.
+    pub title: &'static str,
+    /// Markdown: what it finds, why it matters, an example, the fix.
+    pub docs: &'static str,
+}
+
+/// Every check, in code order (loading problems first).
+pub fn all_rules() -> &'static [&'static RuleInfo] {
+    rules::ALL
+}
+
+pub fn find_rule(code: &str) -> Option<&'static RuleInfo> {
+    let code = code.trim();
+    all_rules()
+        .iter()
+        .copied()
+        .find(|r| r.code.eq_ignore_ascii_case(code) || r.name.eq_ignore_ascii_case(code))
+}
+
+/// The kinds `lint` checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    StateManagementProvider,
+    ServiceSet,
+    ServiceTemplate,
+    ClusterDeployment,
+    MultiClusterService,
+}
+
+pub const KCM_GROUP: &str = "k0rdent.mirantis.com";
+
+impl Target {
+    pub fn of(json: &Value) -> Option<Target> {
+        let api_version = json.get("apiVersion")?.as_str()?;
+        let (group, _) = api_version.split_once('/')?;
+        if group != KCM_GROUP {
+            return None;
+        }
+        Some(match json.get("kind")?.as_str()? {
+            "StateManagementProvider" => Target::StateManagementProvider,
+            "ServiceSet" => Target::ServiceSet,
+            "ServiceTemplate" => Target::ServiceTemplate,
+            "ClusterDeployment" => Target::ClusterDeployment,
+            "MultiClusterService" => Target::MultiClusterService,
+            _ => return None,
+        })
+    }
+
+    pub fn kind(self) -> &'static str {
+        match self {
+            Target::StateManagementProvider => "StateManagementProvider",
+            Target::ServiceSet => "ServiceSet",
+            Target::ServiceTemplate => "ServiceTemplate",
+            Target::ClusterDeployment => "ClusterDeployment",
+            Target::MultiClusterService => "MultiClusterService",
+        }
+    }
+}
+
+/// Settings shared by every object of a run.
+#[derive(Debug, Default)]
+pub struct Linter {
+    pub cel_limits: cel::Limits,
+    pub yaml_limits: yaml::Limits,
+}
+
+/// A readiness rule of an SMP with where it is and what it reads.
+pub struct RuleSite<'a> {
+    /// JSON path of the rule string, e.g. `spec.provisioner[1].readinessRule`.
+    pub path: Vec<PathSeg>,
+    /// The scalar node holding the rule.
+    pub node: &'a Node,
+    pub text: &'a str,
+    /// apiVersion and kind of the object the rule is evaluated against.
+    pub target_api_version: &'a str,
+    pub target_kind: &'a str,
+    pub compiled: Result<cel::CompiledRule, Vec<cel::CompileError>>,
+}
+
+/// What a check sees of one object.
+pub struct Context<'a> {
+    pub object: &'a LoadedObject,
+    pub target: Target,
+    pub rules: Vec<RuleSite<'a>>,
+    pub linter: &'a Linter,
+}
+
+impl<'a> Context<'a> {
+    pub fn source(&self) -> &'a Arc<Source> {
+        &self.object.source
+    }
+
+    pub fn root(&self) -> &'a Node {
+        &self.object.node
+    }
+
+    pub fn json(&self) -> &'a Value {
+        &self.object.json
+    }
+
+    /// The node at a JSON path (None if absent).
+    pub fn node_at(&self, path: &[PathSeg]) -> Option<&'a Node> {
+        node_at(self.root(), path)
+    }
+
+    /// The span to show for a path: the value if present, otherwise the nearest present
+    /// ancestor's key (so "missing field" points at the mapping that lacks it).
+    pub fn span_at(&self, path: &[PathSeg]) -> Range<usize> {
+        span_at(self.root(), path, false)
+    }
+
+    /// The span of the key of the last path segment (for unknown fields).
+    pub fn key_span_at(&self, path: &[PathSeg]) -> Range<usize> {
+        span_at(self.root(), path, true)
+    }
+
+    /// A diagnostic pointing at `span` of this object's source.
+    pub fn diag(
+        &self,
+        info: &RuleInfo,
+        message: impl Into<String>,
+        span: Range<usize>,
+    ) -> Diagnostic {
+        Diagnostic::new(info.code, info.severity, message).at(self.source(), span)
+    }
+
+    /// Byte range in the source of a range inside a rule's text.
+    pub fn rule_span(&self, site: &RuleSite, range: Range<usize>) -> Range<usize> {
+        let source = self.source();
+        let start = site.node.value_offset_in_source(source, range.start);
+        let end = if range.end > range.start {
+            site.node.value_offset_in_source(source, range.end - 1) + 1
+        } else {
+            start
+        };
+        start..end.max(start)
+    }
+}
+
+pub fn node_at<'n>(root: &'n Node, path: &[PathSeg]) -> Option<&'n Node> {
+    let mut node = root;
+    for seg in path {
+        node = match seg {
+            PathSeg::Key(k) => node.get(k)?,
+            PathSeg::Index(i) => node.index(*i)?,
+        };
+    }
+    Some(node)
+}
+
+fn span_at(root: &Node, path: &[PathSeg], key: bool) -> Range<usize> {
+    let mut node = root;
+    let mut best = root.span.start..root.span.start;
+    for (i, seg) in path.iter().enumerate() {
+        let last = i + 1 == path.len();
+        match seg {
+            PathSeg::Key(k) => match node.entry(k) {
+                Some((kn, vn)) => {
+                    best = if last && key {
+                        kn.span.clone()
+                    } else {
+                        vn.span.clone()
+                    };
+                    if !last {
+                        best = kn.span.clone();
+                    }
+                    node = vn;
+                }
+                None => return best,
+            },
+            PathSeg::Index(idx) => match node.index(*idx) {
+                Some(n) => {
+                    best = n.span.clone();
+                    node = n;
+                }
+                None => return best,
+            },
+        }
+    }
+    if best.is_empty() {
+        best.start..best.start + 1
+    } else if !key && node.as_scalar().is_none() {
+        // A collection: point at its first line only.
+        let end = best.end.min(best.start + 1);
+        best.start..end
+    } else {
+        best
+    }
+}
+
+/// Formats a path as `spec.provisioner[0].readinessRule`.
+pub fn path_string(path: &[PathSeg]) -> String {
+    let mut s = String::new();
+    for seg in path {
+        match seg {
+            PathSeg::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            PathSeg::Index(i) => {
+                s.push_str(&format!("[{i}]"));
+            }
+        }
+    }
+    s
+}
+
+/// The result of linting one source.
+#[derive(Debug, Default)]
+pub struct SourceReport {
+    pub documents: usize,
+    /// Objects checked (SMPs, ServiceSets, ...).
+    pub linted: usize,
+    /// Objects of other kinds.
+    pub skipped: usize,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The source could not be read to its end (syntax error): exit code 2.
+    pub unreadable: bool,
+}
+
+/// Lints every object of a source.
+pub fn lint_source(source: &Arc<Source>, linter: &Linter) -> SourceReport {
+    let loaded = objects::load(source, &linter.yaml_limits);
+    let mut report = SourceReport {
+        documents: loaded.documents,
+        unreadable: loaded.syntax_error,
+        diagnostics: loaded.diagnostics,
+        ..SourceReport::default()
+    };
+    for object in &loaded.objects {
+        match lint_object(object, linter) {
+            Some(diags) => {
+                report.linted += 1;
+                report.diagnostics.extend(diags);
+            }
+            None => report.skipped += 1,
+        }
+    }
+    crate::diag::sort_by_position(&mut report.diagnostics);
+    report
+}
+
+/// Lints one object; None when its kind is not one `lint` checks.
+pub fn lint_object(object: &LoadedObject, linter: &Linter) -> Option<Vec<Diagnostic>> {
+    let target = Target::of(&object.json)?;
+    let ctx = Context {
+        object,
+        target,
+        rules: readiness_rules(object, target, linter),
+        linter,
+    };
+    let mut out = Vec::new();
+    rules::check_all(&ctx, &mut out);
+    Some(out)
+}
+
+fn readiness_rules<'a>(
+    object: &'a LoadedObject,
+    target: Target,
+    linter: &Linter,
+) -> Vec<RuleSite<'a>> {
+    if target != Target::StateManagementProvider {
+        return Vec::new();
+    }
+    let mut refs: Vec<(Vec<PathSeg>, &Value)> = Vec::new();
+    let spec = object.json.get("spec");
+    if let Some(adapter) = spec.and_then(|s| s.get("adapter")) {
+        refs.push((vec![key("spec"), key("adapter")], adapter));
+    }
+    if let Some(Value::Array(items)) = spec.and_then(|s| s.get("provisioner")) {
+        for (i, p) in items.iter().enumerate() {
+            refs.push((vec![key("spec"), key("provisioner"), PathSeg::Index(i)], p));
+        }
+    }
+    let mut sites = Vec::new();
+    for (mut path, reference) in refs {
+        path.push(key("readinessRule"));
+        let Some(text) = reference.get("readinessRule").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(node) = node_at(&object.node, &path) else {
+            continue;
+        };
+        let s = |k: &str| reference.get(k).and_then(Value::as_str).unwrap_or("");
+        sites.push(RuleSite {
+            compiled: cel::compile(text, &linter.cel_limits),
+            path,
+            node: node.resolved(),
+            text,
+            target_api_version: s("apiVersion"),
+            target_kind: s("kind"),
+        });
+    }
+    sites
+}
+
+pub fn key(k: &str) -> PathSeg {
+    PathSeg::Key(k.to_string())
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// Lints a YAML text and returns `code line:col message` lines.
+    pub fn lint_text(text: &str) -> Vec<String> {
+        let source = Source::new("test.yaml", text);
+        let report = lint_source(&source, &Linter::default());
+        report
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let (start, _) = d.position().expect("positioned");
+                format!("{} {}:{} {}", d.code, start.line, start.column, d.message)
+            })
+            .collect()
+    }
+
+    /// Only the lines of one code.
+    pub fn lint_code(text: &str, code: &str) -> Vec<String> {
+        lint_text(text)
+            .into_iter()
+            .filter(|l| l.starts_with(code))
+            .collect()
+    }
+}

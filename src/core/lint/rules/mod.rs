@@ -1,0 +1,85 @@
+//! Every lint check. Each file owns one check (or, for schema validation, one mechanism with a
+//! code per kind of violation): its `RuleInfo` with documentation, its logic and its tests.
+
+mod api_version;
+mod crd_resource_name;
+mod duplicate_provisioner;
+mod empty_rule;
+mod load;
+mod missing_namespace;
+mod provisioner_crd;
+mod rule_not_bool;
+mod rule_syntax;
+mod rule_type;
+mod schema;
+mod selector;
+mod unguarded_field;
+
+use super::{Context, RuleInfo, Target};
+use crate::diag::Diagnostic;
+
+/// Every check, in code order.
+pub static ALL: &[&RuleInfo] = &[
+    &load::UNREADABLE,
+    &load::SYNTAX,
+    &load::NOT_OBJECT,
+    &schema::UNKNOWN_FIELD,
+    &schema::REQUIRED,
+    &schema::TYPE,
+    &schema::ENUM,
+    &schema::VALUE,
+    &schema::RULE,
+    &schema::VERSION,
+    &rule_syntax::INFO,
+    &rule_type::INFO,
+    &rule_not_bool::INFO,
+    &unguarded_field::INFO,
+    &empty_rule::INFO,
+    &api_version::INFO,
+    &missing_namespace::INFO,
+    &selector::INFO,
+    &provisioner_crd::INFO,
+    &crd_resource_name::INFO,
+    &duplicate_provisioner::INFO,
+];
+
+/// Runs every check that applies to the object's kind.
+pub fn check_all(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    schema::check(ctx, out);
+    if ctx.target == Target::StateManagementProvider {
+        rule_syntax::check(ctx, out);
+        rule_type::check(ctx, out);
+        rule_not_bool::check(ctx, out);
+        unguarded_field::check(ctx, out);
+        empty_rule::check(ctx, out);
+        api_version::check(ctx, out);
+        missing_namespace::check(ctx, out);
+        selector::check(ctx, out);
+        provisioner_crd::check(ctx, out);
+        crd_resource_name::check(ctx, out);
+        duplicate_provisioner::check(ctx, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_sorted_and_documented() {
+        let mut prev = "";
+        for r in ALL {
+            assert!(r.code > prev, "{} after {prev}", r.code);
+            prev = r.code;
+            for section in [
+                "## What it finds",
+                "## Why it matters",
+                "## Example",
+                "## Fix",
+            ] {
+                assert!(r.docs.contains(section), "{} docs lack {section}", r.code);
+            }
+            assert!(!r.title.ends_with('.'), "{} title", r.code);
+        }
+    }
+}

@@ -1,0 +1,636 @@
+//! KSM204: a readiness rule reads a status field that Kubernetes omits (zero values, or
+//! before the controller's first status write) without a `has()` guard.
+//!
+//! The analysis walks the rule's AST carrying the set of paths known to be present. CEL's
+//! `&&` and `||` are commutative for errors (`err && false` is false), so a guard on either
+//! side protects the other; a ternary's condition guards its branches.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use cel::common::ast::{Expr, LiteralValue};
+use cel::parser::{Expression, Parser};
+
+use crate::core::lint::{Context, RuleInfo, RuleSite};
+use crate::diag::{Diagnostic, Severity};
+
+pub static INFO: RuleInfo = RuleInfo {
+    code: "KSM204",
+    name: "unguarded-omitted-field",
+    severity: Severity::Warning,
+    title: "A readiness rule reads a status field Kubernetes may omit, without has()",
+    docs: "\
+## What it finds
+A readiness rule that reads a status field which Kubernetes leaves out of the object when it
+is zero or not yet known, without a `has()` guard: `readyReplicas`, `availableReplicas`,
+`updatedReplicas`, `replicas` ... of a Deployment, the optional counters of a StatefulSet or
+DaemonSet, the phase and conditions of a Pod, and `self.status` itself for custom resources,
+which have no status until their controller first writes one.
+
+## Why it matters
+Reading a missing key is an evaluation error in CEL (`no such key: readyReplicas`), not
+`false`. A Deployment scaled to zero, or just created, has no `readyReplicas`: the rule fails,
+kcm sets the condition False with reason `FailedToEvaluateReadiness` (an error, not \"not
+ready\"), and the message hides what is really going on.
+
+## Example
+```yaml
+readinessRule: self.status.availableReplicas > 0 && self.status.readyReplicas > 0
+```
+
+## Fix
+Guard each omitted field with `has()`; `&&` stops at the first false guard:
+```yaml
+readinessRule: >-
+  has(self.status.availableReplicas) && has(self.status.readyReplicas) &&
+  self.status.availableReplicas > 0 && self.status.readyReplicas > 0
+```
+",
+};
+
+/// Status fields with `omitempty` in the Kubernetes API types (k8s.io/api), per kind.
+fn omitted_status_fields(api_version: &str, kind: &str) -> Option<&'static [&'static str]> {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    Some(match (group, kind) {
+        ("apps", "Deployment") => &[
+            "observedGeneration",
+            "replicas",
+            "updatedReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "unavailableReplicas",
+            "terminatingReplicas",
+            "conditions",
+            "collisionCount",
+        ],
+        ("apps", "StatefulSet") => &[
+            "observedGeneration",
+            "readyReplicas",
+            "currentReplicas",
+            "updatedReplicas",
+            "currentRevision",
+            "updateRevision",
+            "collisionCount",
+            "conditions",
+        ],
+        ("apps", "DaemonSet") => &[
+            "observedGeneration",
+            "updatedNumberScheduled",
+            "numberAvailable",
+            "numberUnavailable",
+            "collisionCount",
+            "conditions",
+        ],
+        ("apps", "ReplicaSet") => &[
+            "fullyLabeledReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "terminatingReplicas",
+            "observedGeneration",
+            "conditions",
+        ],
+        ("", "Pod") => &[
+            "phase",
+            "conditions",
+            "message",
+            "reason",
+            "hostIP",
+            "podIP",
+            "podIPs",
+            "startTime",
+            "containerStatuses",
+            "initContainerStatuses",
+            "qosClass",
+        ],
+        ("batch", "Job") => &[
+            "conditions",
+            "startTime",
+            "completionTime",
+            "active",
+            "succeeded",
+            "failed",
+            "ready",
+        ],
+        _ => return None,
+    })
+}
+
+pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    for site in &ctx.rules {
+        if site.compiled.is_err() || site.text.is_empty() {
+            continue;
+        }
+        let risky = Risky::for_target(site.target_api_version, site.target_kind);
+        let found = unguarded_reads(site.text, &risky);
+        let Some(first) = found.first() else { continue };
+        let names: Vec<String> = found
+            .iter()
+            .map(|r| format!("`self.{}`", r.path.join(".")))
+            .collect();
+        let why = match &risky {
+            Risky::Fields(_) => {
+                if found.len() == 1 {
+                    "Kubernetes omits this field when it is zero or not yet set".to_string()
+                } else {
+                    "Kubernetes omits these fields when they are zero or not yet set".to_string()
+                }
+            }
+            Risky::Status => format!(
+                "a {} has no status until its controller first writes one",
+                site.target_kind
+            ),
+        };
+        let mut d = ctx
+            .diag(
+                &INFO,
+                format!(
+                    "{} {} read without a has() guard: {why}, and the rule then fails with \
+                     \"no such key\" instead of returning false",
+                    names.join(", "),
+                    if found.len() == 1 { "is" } else { "are" }
+                ),
+                ctx.rule_span(site, first.span.clone()),
+            )
+            .label("may be missing");
+        for r in &found[1..] {
+            d = d.secondary(ctx.rule_span(site, r.span.clone()), "may be missing");
+        }
+        out.push(d.help(format!("guard the rule:\n  {}", guarded_rule(site, &found))));
+    }
+}
+
+/// The rule with `has()` guards in front, as the fix to show.
+fn guarded_rule(site: &RuleSite, found: &[Unguarded]) -> String {
+    let mut guards: Vec<String> = Vec::new();
+    for r in found {
+        // Guard every prefix that may be missing, outermost first.
+        for depth in r.risky_from..=r.path.len() {
+            let g = format!("has(self.{})", r.path[..depth].join("."));
+            if !guards.contains(&g) {
+                guards.push(g);
+            }
+        }
+    }
+    let body = site.text.trim();
+    let needs_parens = body.contains("||") || body.contains('?');
+    let body = if needs_parens {
+        format!("({body})")
+    } else {
+        body.to_string()
+    };
+    format!("{} && {}", guards.join(" && "), body.replace('\n', " "))
+}
+
+/// What may be missing in the object a rule reads.
+enum Risky {
+    /// `self.status.<field>` for these fields.
+    Fields(&'static [&'static str]),
+    /// `self.status` itself (custom resources and unknown kinds).
+    Status,
+}
+
+impl Risky {
+    fn for_target(api_version: &str, kind: &str) -> Risky {
+        omitted_status_fields(api_version, kind).map_or(Risky::Status, Risky::Fields)
+    }
+
+    /// The number of leading path segments that make a risky prefix, if any.
+    fn risky_len(&self, path: &[String]) -> Option<usize> {
+        if path.first().map(String::as_str) != Some("status") {
+            return None;
+        }
+        match self {
+            Risky::Status => Some(1),
+            Risky::Fields(fields) => {
+                let f = path.get(1)?;
+                fields.contains(&f.as_str()).then_some(2)
+            }
+        }
+    }
+}
+
+/// A read of a path that may be missing.
+#[derive(Debug, Clone, PartialEq)]
+struct Unguarded {
+    /// The risky prefix of the read, e.g. `["status", "readyReplicas"]`.
+    path: Vec<String>,
+    /// The first segment index that may be missing (for guards: `status` is always present
+    /// on built-in kinds, so only `status.<field>` is guarded there).
+    risky_from: usize,
+    /// Byte range in the rule text.
+    span: Range<usize>,
+}
+
+fn unguarded_reads(rule: &str, risky: &Risky) -> Vec<Unguarded> {
+    let Ok((expr, info)) = Parser::new().parse_with_source_info(rule) else {
+        return Vec::new();
+    };
+    let mut w = Walker {
+        rule,
+        info: &info,
+        risky,
+        found: Vec::new(),
+    };
+    w.walk(&expr, &BTreeSet::new());
+    // One finding per path, at its first read.
+    let mut seen = BTreeSet::new();
+    w.found.sort_by_key(|u| u.span.start);
+    w.found.retain(|u| seen.insert(u.path.clone()));
+    w.found
+}
+
+type Facts = BTreeSet<Vec<String>>;
+
+struct Walker<'a> {
+    rule: &'a str,
+    info: &'a cel::common::ast::SourceInfo,
+    risky: &'a Risky,
+    found: Vec<Unguarded>,
+}
+
+impl Walker<'_> {
+    fn walk(&mut self, e: &Expression, facts: &Facts) {
+        match &e.expr {
+            Expr::Call(call) => {
+                let args = &call.args;
+                match (call.func_name.as_str(), call.target.as_deref(), args.len()) {
+                    ("_&&_", None, 2) => {
+                        self.walk(&args[0], &union(facts, &when_true(&args[1])));
+                        self.walk(&args[1], &union(facts, &when_true(&args[0])));
+                    }
+                    ("_||_", None, 2) => {
+                        self.walk(&args[0], &union(facts, &when_false(&args[1])));
+                        self.walk(&args[1], &union(facts, &when_false(&args[0])));
+                    }
+                    ("_?_:_", None, 3) => {
+                        self.walk(&args[0], facts);
+                        self.walk(&args[1], &union(facts, &when_true(&args[0])));
+                        self.walk(&args[2], &union(facts, &when_false(&args[0])));
+                    }
+                    _ => {
+                        if let Some(path) = self_path(e) {
+                            self.read(e, &path, facts);
+                            return;
+                        }
+                        if let Some(t) = &call.target {
+                            self.walk(t, facts);
+                        }
+                        for a in args {
+                            self.walk(a, facts);
+                        }
+                    }
+                }
+            }
+            Expr::Select(sel) => {
+                if sel.test {
+                    // has(self.a.b): `self.a` is read, `b` only tested.
+                    self.walk(&sel.operand, facts);
+                } else if let Some(path) = self_path(e) {
+                    self.read(e, &path, facts);
+                } else {
+                    self.walk(&sel.operand, facts);
+                }
+            }
+            Expr::Comprehension(c) => {
+                self.walk(&c.iter_range, facts);
+                self.walk(&c.accu_init, facts);
+                self.walk(&c.loop_cond, facts);
+                self.walk(&c.loop_step, facts);
+                self.walk(&c.result, facts);
+            }
+            Expr::List(l) => {
+                for el in &l.elements {
+                    self.walk(el, facts);
+                }
+            }
+            Expr::Map(m) => {
+                for entry in &m.entries {
+                    if let cel::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
+                        self.walk(&me.key, facts);
+                        self.walk(&me.value, facts);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn read(&mut self, e: &Expression, path: &[String], facts: &Facts) {
+        let Some(len) = self.risky.risky_len(path) else {
+            return;
+        };
+        let prefix = path[..len].to_vec();
+        if facts.contains(&prefix) {
+            return;
+        }
+        let risky_from = match self.risky {
+            Risky::Status => 1,
+            Risky::Fields(_) => 2,
+        };
+        if let Some(span) = self.chain_span(e, len) {
+            self.found.push(Unguarded {
+                path: prefix,
+                risky_from,
+                span,
+            });
+        }
+    }
+
+    /// The source range of a `self.a.b` chain: from `self` to the end of its last field.
+    fn chain_span(&self, e: &Expression, depth: usize) -> Option<Range<usize>> {
+        let mut root = e;
+        loop {
+            root = match &root.expr {
+                Expr::Select(s) => &s.operand,
+                Expr::Call(c) if c.func_name == "_[_]" => &c.args[0],
+                _ => break,
+            };
+        }
+        let (start_chars, _) = self.info.offset_for(root.id)?;
+        let start = char_to_byte(self.rule, start_chars as usize);
+        // Walk forward over `.field` / `['field']` segments.
+        let bytes = self.rule.as_bytes();
+        let mut i = start + "self".len();
+        for _ in 0..depth {
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            match bytes.get(i) {
+                Some(b'.') => {
+                    i += 1;
+                    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                        i += 1;
+                    }
+                    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_')
+                    {
+                        i += 1;
+                    }
+                }
+                Some(b'[') => {
+                    let close = self.rule[i..].find(']')?;
+                    i += close + 1;
+                }
+                _ => break,
+            }
+        }
+        Some(start..i)
+    }
+}
+
+fn char_to_byte(s: &str, chars: usize) -> usize {
+    s.char_indices().nth(chars).map_or(s.len(), |(i, _)| i)
+}
+
+/// `self.a.b` or `self['a'].b` as `["a", "b"]`.
+fn self_path(e: &Expression) -> Option<Vec<String>> {
+    let mut path = Vec::new();
+    let mut cur = e;
+    loop {
+        match &cur.expr {
+            Expr::Select(s) if !s.test => {
+                path.push(s.field.clone());
+                cur = &s.operand;
+            }
+            Expr::Call(c) if c.func_name == "_[_]" && c.target.is_none() && c.args.len() == 2 => {
+                match &c.args[1].expr {
+                    Expr::Literal(LiteralValue::String(s)) => path.push(s.inner().to_string()),
+                    _ => return None,
+                }
+                cur = &c.args[0];
+            }
+            Expr::Ident(name) if name == "self" => {
+                path.reverse();
+                return Some(path);
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Paths known present when `e` evaluates to true.
+fn when_true(e: &Expression) -> Facts {
+    let mut facts = Facts::new();
+    match &e.expr {
+        Expr::Select(s) if s.test => {
+            if let Some(mut p) = self_path(&s.operand) {
+                p.push(s.field.clone());
+                add_prefixes(&mut facts, &p);
+            }
+        }
+        Expr::Call(c) => match (c.func_name.as_str(), c.args.len()) {
+            ("_&&_", 2) => {
+                facts.extend(when_true(&c.args[0]));
+                facts.extend(when_true(&c.args[1]));
+            }
+            ("!_", 1) => facts.extend(when_false(&c.args[0])),
+            ("@in", 2) => {
+                if let (Expr::Literal(LiteralValue::String(k)), Some(mut p)) =
+                    (&c.args[0].expr, self_path(&c.args[1]))
+                {
+                    p.push(k.inner().to_string());
+                    add_prefixes(&mut facts, &p);
+                }
+            }
+            _ => {}
+        },
+        _ => {}
+    }
+    facts
+}
+
+/// Paths known present when `e` evaluates to false.
+fn when_false(e: &Expression) -> Facts {
+    let mut facts = Facts::new();
+    if let Expr::Call(c) = &e.expr {
+        match (c.func_name.as_str(), c.args.len()) {
+            ("_||_", 2) => {
+                facts.extend(when_false(&c.args[0]));
+                facts.extend(when_false(&c.args[1]));
+            }
+            ("!_", 1) => facts.extend(when_true(&c.args[0])),
+            _ => {}
+        }
+    }
+    facts
+}
+
+fn add_prefixes(facts: &mut Facts, path: &[String]) {
+    for i in 1..=path.len() {
+        facts.insert(path[..i].to_vec());
+    }
+}
+
+fn union(a: &Facts, b: &Facts) -> Facts {
+    if b.is_empty() {
+        return a.clone();
+    }
+    a.union(b).cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::lint::rules::rule_type::tests::smp_with_rule;
+    use crate::core::lint::test_support::lint_code;
+
+    fn reads(rule: &str, kind: &str) -> Vec<String> {
+        let api = if kind == "Pod" {
+            "v1"
+        } else if kind.ends_with("Release") {
+            "helm.toolkit.fluxcd.io/v2"
+        } else {
+            "apps/v1"
+        };
+        unguarded_reads(rule, &Risky::for_target(api, kind))
+            .into_iter()
+            .map(|u| format!("{}@{}", u.path.join("."), &rule[u.span]))
+            .collect()
+    }
+
+    #[test]
+    fn seeds_rule_on_a_deployment_reads_every_counter_unguarded() {
+        let rule = "self.status.availableReplicas == self.status.replicas &&\nself.status.availableReplicas == self.status.updatedReplicas &&\nself.status.availableReplicas == self.status.readyReplicas";
+        assert_eq!(
+            reads(rule, "Deployment"),
+            [
+                "status.availableReplicas@self.status.availableReplicas",
+                "status.replicas@self.status.replicas",
+                "status.updatedReplicas@self.status.updatedReplicas",
+                "status.readyReplicas@self.status.readyReplicas"
+            ]
+        );
+    }
+
+    #[test]
+    fn has_guards_on_either_side_of_and_protect() {
+        assert!(
+            reads(
+                "has(self.status.readyReplicas) && self.status.readyReplicas > 0",
+                "Deployment"
+            )
+            .is_empty()
+        );
+        assert!(
+            reads(
+                "self.status.readyReplicas > 0 && has(self.status.readyReplicas)",
+                "Deployment"
+            )
+            .is_empty()
+        );
+        assert!(
+            reads(
+                "!has(self.status.readyReplicas) || self.status.readyReplicas > 0",
+                "Deployment"
+            )
+            .is_empty()
+        );
+        assert!(
+            reads(
+                "has(self.status.readyReplicas) ? self.status.readyReplicas > 0 : false",
+                "Deployment"
+            )
+            .is_empty()
+        );
+        assert!(
+            reads(
+                "'readyReplicas' in self.status && self.status.readyReplicas > 0",
+                "Deployment"
+            )
+            .is_empty()
+        );
+        // The else branch is not guarded.
+        assert_eq!(
+            reads(
+                "has(self.status.readyReplicas) ? true : self.status.readyReplicas > 0",
+                "Deployment"
+            )
+            .len(),
+            1
+        );
+        // A guard inside an || does not protect the other side of an &&.
+        assert_eq!(
+            reads(
+                "(has(self.status.readyReplicas) || true) && self.status.readyReplicas > 0",
+                "Deployment"
+            )
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn fields_kubernetes_always_writes_are_not_flagged() {
+        assert!(
+            reads(
+                "self.status.replicas == self.status.availableReplicas",
+                "StatefulSet"
+            )
+            .is_empty()
+        );
+        assert!(
+            reads(
+                "self.status.numberReady == self.status.desiredNumberScheduled",
+                "DaemonSet"
+            )
+            .is_empty()
+        );
+        assert!(reads("self.metadata.generation > 0", "Deployment").is_empty());
+    }
+
+    #[test]
+    fn custom_resources_need_status_itself_guarded() {
+        assert_eq!(
+            reads(
+                "self.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
+                "HelmRelease"
+            ),
+            ["status@self.status"]
+        );
+        assert_eq!(
+            reads("has(self.status.conditions)", "HelmRelease"),
+            ["status@self.status"]
+        );
+        assert!(
+            reads(
+                "has(self.status) && has(self.status.conditions)",
+                "HelmRelease"
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn pods_and_index_syntax() {
+        assert_eq!(
+            reads("self.status['phase'] == 'Running'", "Pod"),
+            ["status.phase@self.status['phase']"]
+        );
+    }
+
+    #[test]
+    fn diagnostic_points_inside_the_rule_and_offers_the_guarded_rule() {
+        let text = smp_with_rule(
+            "|-\n      self.status.availableReplicas > 0 &&\n      self.status.readyReplicas > 0",
+        );
+        let found = lint_code(&text, "KSM204");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with(
+                "KSM204 12:7 `self.status.availableReplicas`, `self.status.readyReplicas` are read"
+            ),
+            "{found:?}"
+        );
+        let source = crate::diag::Source::new("t.yaml", text);
+        let report = crate::core::lint::lint_source(&source, &Default::default());
+        let d = report
+            .diagnostics
+            .iter()
+            .find(|d| d.code == "KSM204")
+            .unwrap();
+        assert_eq!(
+            d.help.as_deref().unwrap(),
+            "guard the rule:\n  has(self.status.availableReplicas) && has(self.status.readyReplicas) && self.status.availableReplicas > 0 && self.status.readyReplicas > 0"
+        );
+        assert_eq!(d.labels.len(), 2);
+    }
+}

@@ -1,0 +1,10 @@
+//! The PURE core shared by every subcommand and by the `run` controller: CEL compilation,
+//! checking and evaluation, readiness of a StateManagementProvider, schema validation and the
+//! lint rules. Nothing here reads files, the environment or the clock, or prints.
+
+pub mod cel;
+pub mod crds;
+pub mod lint;
+pub mod objects;
+pub mod readiness;
+pub mod schema;

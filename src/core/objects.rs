@@ -1,0 +1,271 @@
+//! Kubernetes objects read from YAML/JSON sources: multi-document streams, `kind: List`
+//! (and `<Kind>List`) expanded into items, each object kept with its YAML node for spans.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::diag::yaml::{self, Node};
+use crate::diag::{Diagnostic, Source};
+
+/// Codes of the problems found while loading (shared by every subcommand).
+pub const CODE_SYNTAX: &str = "KSM001";
+pub const CODE_NOT_OBJECT: &str = "KSM002";
+
+/// apiVersion, kind, namespace and name of an object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectId {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(serialize_with = "empty_as_null")]
+    pub namespace: String,
+    pub name: String,
+}
+
+fn empty_as_null<S: serde::Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_empty() {
+        s.serialize_none()
+    } else {
+        s.serialize_str(v)
+    }
+}
+
+impl ObjectId {
+    pub fn of(json: &Value) -> ObjectId {
+        let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+        ObjectId {
+            api_version: s(json.get("apiVersion")),
+            kind: s(json.get("kind")),
+            namespace: s(json.pointer("/metadata/namespace")),
+            name: s(json.pointer("/metadata/name")),
+        }
+    }
+
+    /// The API group (empty for the core group).
+    pub fn group(&self) -> &str {
+        self.api_version
+            .rsplit_once('/')
+            .map_or("", |(group, _)| group)
+    }
+}
+
+impl fmt::Display for ObjectId {
+    /// `Kind/namespace/name` (or `Kind/name` for cluster-scoped objects), as kubectl prints them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = if self.kind.is_empty() {
+            "<no kind>"
+        } else {
+            &self.kind
+        };
+        if self.namespace.is_empty() {
+            write!(f, "{kind}/{}", self.name)
+        } else {
+            write!(f, "{kind}/{}/{}", self.namespace, self.name)
+        }
+    }
+}
+
+/// One object of a source.
+#[derive(Debug, Clone)]
+pub struct LoadedObject {
+    pub source: Arc<Source>,
+    /// 0-based document index in the source.
+    pub document: usize,
+    /// Index in the `items` of a List, if it came from one.
+    pub item: Option<usize>,
+    pub node: Node,
+    pub json: Value,
+}
+
+impl LoadedObject {
+    pub fn id(&self) -> ObjectId {
+        ObjectId::of(&self.json)
+    }
+
+    pub fn kind(&self) -> &str {
+        self.json.get("kind").and_then(Value::as_str).unwrap_or("")
+    }
+}
+
+/// What a source held.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub objects: Vec<LoadedObject>,
+    /// Documents read (empty ones included).
+    pub documents: usize,
+    /// Syntax errors and documents that are not objects. A syntax error means the rest of
+    /// the source could not be read.
+    pub diagnostics: Vec<Diagnostic>,
+    pub syntax_error: bool,
+}
+
+/// Parses every document of `source` into objects.
+pub fn load(source: &Arc<Source>, limits: &yaml::Limits) -> Loaded {
+    let (docs, err) = yaml::parse_documents(source);
+    let mut loaded = Loaded {
+        documents: docs.len(),
+        ..Loaded::default()
+    };
+    for doc in docs {
+        let Some(root) = doc.root else { continue };
+        let json = match root.to_json(limits) {
+            Ok(j) => j,
+            Err(e) => {
+                loaded.diagnostics.push(
+                    Diagnostic::error(CODE_SYNTAX, e.message)
+                        .at(source, e.offset..e.offset + 1)
+                        .help(
+                            "simplify the document: anchors and aliases must not multiply its size",
+                        ),
+                );
+                loaded.syntax_error = true;
+                continue;
+            }
+        };
+        push_objects(source, doc.index, root, json, &mut loaded);
+    }
+    if let Some(e) = err {
+        loaded.documents += 1;
+        loaded.syntax_error = true;
+        loaded.diagnostics.push(
+            Diagnostic::error(CODE_SYNTAX, format!("invalid YAML: {}", e.message))
+                .at(source, e.offset..e.offset + 1)
+                .help("fix the syntax error; nothing after it in this file was read"),
+        );
+    }
+    loaded
+}
+
+fn push_objects(source: &Arc<Source>, document: usize, root: Node, json: Value, out: &mut Loaded) {
+    let Value::Object(map) = &json else {
+        out.diagnostics.push(
+            Diagnostic::error(
+                CODE_NOT_OBJECT,
+                format!(
+                    "document {} is a {}, not a Kubernetes object",
+                    document + 1,
+                    root.type_name()
+                ),
+            )
+            .at(source, root.span.clone())
+            .help("a manifest document must be a mapping with apiVersion, kind and metadata"),
+        );
+        return;
+    };
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
+    if is_list_kind(kind)
+        && let (Some(Value::Array(items)), Some(items_node)) = (map.get("items"), root.get("items"))
+    {
+        let nodes = items_node.as_seq().unwrap_or_default();
+        for (i, (item, node)) in items.iter().zip(nodes).enumerate() {
+            let node = node.resolved().clone();
+            if !item.is_object() {
+                out.diagnostics.push(
+                    Diagnostic::error(
+                        CODE_NOT_OBJECT,
+                        format!(
+                            "item {i} of the {kind} is a {}, not an object",
+                            node.type_name()
+                        ),
+                    )
+                    .at(source, node.span.clone()),
+                );
+                continue;
+            }
+            out.objects.push(LoadedObject {
+                source: Arc::clone(source),
+                document,
+                item: Some(i),
+                node,
+                json: item.clone(),
+            });
+        }
+        return;
+    }
+    for field in ["apiVersion", "kind"] {
+        if map
+            .get(field)
+            .is_none_or(|v| v.as_str().is_none_or(|s| s.is_empty()))
+        {
+            let span = root
+                .entry(field)
+                .map_or(root.span.start..root.span.start + 1, |(k, v)| {
+                    k.span.start..v.span.end
+                });
+            out.diagnostics.push(
+                Diagnostic::error(CODE_NOT_OBJECT, format!("object has no {field}"))
+                    .at(source, span)
+                    .help(format!(
+                        "set `{field}`: every Kubernetes object needs apiVersion and kind"
+                    )),
+            );
+            return;
+        }
+    }
+    out.objects.push(LoadedObject {
+        source: Arc::clone(source),
+        document,
+        item: None,
+        node: root,
+        json,
+    });
+}
+
+/// `List` and `<Kind>List` (as `kubectl get -o yaml` writes them) hold their objects in `items`.
+fn is_list_kind(kind: &str) -> bool {
+    kind == "List" || (kind.len() > 4 && kind.ends_with("List"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_str(text: &str) -> Loaded {
+        load(&Source::new("t.yaml", text), &yaml::Limits::default())
+    }
+
+    #[test]
+    fn expands_lists_and_keeps_item_nodes() {
+        let l = load_str(
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b, namespace: x}\n",
+        );
+        assert_eq!(l.objects.len(), 2);
+        assert_eq!(l.objects[1].id().to_string(), "ConfigMap/x/b");
+        assert_eq!(l.objects[1].item, Some(1));
+        let src = &l.objects[1].source;
+        assert_eq!(src.line_col(l.objects[1].node.span.start).line, 7);
+    }
+
+    #[test]
+    fn reports_documents_that_are_not_objects() {
+        let l = load_str("- a\n---\njust text\n---\nkind: X\n");
+        assert_eq!(l.objects.len(), 0);
+        let msgs: Vec<_> = l.diagnostics.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            msgs,
+            [
+                "document 1 is a sequence, not a Kubernetes object",
+                "document 2 is a string, not a Kubernetes object",
+                "object has no apiVersion"
+            ]
+        );
+    }
+
+    #[test]
+    fn syntax_error_is_a_diagnostic_with_position() {
+        let l = load_str("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [}\n");
+        assert!(l.syntax_error);
+        let (start, _) = l.diagnostics[0].position().unwrap();
+        assert_eq!(start.line, 3);
+    }
+
+    #[test]
+    fn object_id_groups() {
+        let id = ObjectId::of(&serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment"}));
+        assert_eq!(id.group(), "apps");
+        let id = ObjectId::of(&serde_json::json!({"apiVersion": "v1"}));
+        assert_eq!(id.group(), "");
+    }
+}

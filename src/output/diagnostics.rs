@@ -1,0 +1,375 @@
+//! Renderers of diagnostics: human (miette), JSON (versioned report), SARIF 2.1.0 and GitHub
+//! Actions workflow annotations. Each writes into a `&mut dyn Write`.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    SourceCode, SourceSpan, SpanContents,
+};
+use serde_json::{Value, json};
+
+use crate::core::lint::{self, RuleInfo};
+use crate::diag::{Diagnostic, Severity, Source};
+
+/// Totals of a lint run.
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct Summary {
+    pub files: usize,
+    pub documents: usize,
+    /// Objects checked.
+    pub objects: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    /// Objects of kinds lint does not check.
+    pub skipped: usize,
+}
+
+impl Summary {
+    pub fn count(&mut self, diags: &[Diagnostic]) {
+        for d in diags {
+            match d.severity {
+                Severity::Error => self.errors += 1,
+                Severity::Warning => self.warnings += 1,
+            }
+        }
+    }
+
+    /// `2 files, 3 documents: 1 error, 2 warnings, 1 skipped`
+    pub fn line(&self) -> String {
+        let plural = |n: usize, word: &str| {
+            if n == 1 {
+                format!("{n} {word}")
+            } else {
+                format!("{n} {word}s")
+            }
+        };
+        format!(
+            "{}, {}: {}, {}, {} skipped",
+            plural(self.files, "file"),
+            plural(self.documents, "document"),
+            plural(self.errors, "error"),
+            plural(self.warnings, "warning"),
+            self.skipped
+        )
+    }
+}
+
+/// Adapter that lets miette read our sources without copying them.
+struct Src(Arc<Source>);
+
+impl SourceCode for Src {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self
+            .0
+            .text()
+            .read_span(span, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.0.name().to_string(),
+            inner.data(),
+            *inner.span(),
+            inner.line(),
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+/// A diagnostic as miette sees it.
+struct Report<'a> {
+    d: &'a Diagnostic,
+    src: Option<Src>,
+}
+
+impl std::fmt::Debug for Report<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.d.message)
+    }
+}
+
+impl std::fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.d.message)
+    }
+}
+
+impl std::error::Error for Report<'_> {}
+
+impl miette::Diagnostic for Report<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+        let name = lint::find_rule(self.d.code).map_or("", |r| r.name);
+        if name.is_empty() {
+            Some(Box::new(self.d.code))
+        } else {
+            Some(Box::new(format!("{}({name})", self.d.code)))
+        }
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.d.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
+    fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+        self.d
+            .help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.src.as_ref().map(|s| s as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        self.src.as_ref()?;
+        Some(Box::new(self.d.labels.iter().enumerate().map(|(i, l)| {
+            let span = SourceSpan::new(l.span.start.into(), l.span.len());
+            if i == 0 {
+                LabeledSpan::new_primary_with_span(l.message.clone(), span)
+            } else {
+                LabeledSpan::new_with_span(l.message.clone(), span)
+            }
+        })))
+    }
+}
+
+/// Renders diagnostics for people: source excerpts with labels, help, and the file position.
+pub fn human(out: &mut dyn Write, diags: &[Diagnostic], color: bool) -> io::Result<()> {
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_links(false);
+    for d in diags {
+        let report = Report {
+            d,
+            src: d
+                .source
+                .as_ref()
+                .filter(|_| !d.labels.is_empty())
+                .map(|s| Src(Arc::clone(s))),
+        };
+        let mut text = String::new();
+        if handler.render_report(&mut text, &report).is_err() {
+            text = format!("{}: {}\n", d.code, d.message);
+        }
+        if report.src.is_none()
+            && let Some(file) = d.file()
+        {
+            text = format!("{file}: {text}");
+        }
+        writeln!(out, "{}", text.trim_end())?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn location(d: &Diagnostic) -> Value {
+    match d.position() {
+        Some((start, end)) => json!({
+            "line": start.line, "column": start.column, "endLine": end.line, "endColumn": end.column,
+        }),
+        None => Value::Null,
+    }
+}
+
+fn diagnostic_json(d: &Diagnostic) -> Value {
+    let labels: Vec<Value> = d
+        .labels
+        .iter()
+        .skip(1)
+        .filter_map(|l| {
+            let s = d.source.as_ref()?;
+            let (a, b) = (s.line_col(l.span.start), s.line_col(l.span.end));
+            Some(json!({"message": l.message, "line": a.line, "column": a.column, "endLine": b.line, "endColumn": b.column}))
+        })
+        .collect();
+    json!({
+        "code": d.code,
+        "name": lint::find_rule(d.code).map(|r| r.name),
+        "severity": d.severity,
+        "message": d.message,
+        "file": d.file(),
+        "location": location(d),
+        "related": labels,
+        "help": d.help,
+    })
+}
+
+/// The versioned JSON report of a lint run.
+pub fn json_report(out: &mut dyn Write, diags: &[Diagnostic], summary: &Summary) -> io::Result<()> {
+    let report = json!({
+        "version": 1,
+        "tool": {"name": "kubectl-ksm", "version": env!("CARGO_PKG_VERSION")},
+        "diagnostics": diags.iter().map(diagnostic_json).collect::<Vec<_>>(),
+        "summary": summary,
+    });
+    serde_json::to_writer_pretty(&mut *out, &report)?;
+    writeln!(out)
+}
+
+fn sarif_level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+fn sarif_rule(r: &RuleInfo) -> Value {
+    json!({
+        "id": r.code,
+        "name": r.name,
+        "shortDescription": {"text": r.title},
+        "fullDescription": {"text": r.title},
+        "help": {"text": r.docs, "markdown": r.docs},
+        "defaultConfiguration": {"level": sarif_level(r.severity)},
+    })
+}
+
+/// SARIF 2.1.0, for code scanning (GitHub, GitLab, Azure DevOps).
+pub fn sarif(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
+    let rules = lint::all_rules();
+    let results: Vec<Value> = diags
+        .iter()
+        .map(|d| {
+            let region = match d.position() {
+                Some((s, e)) => json!({"startLine": s.line, "startColumn": s.column, "endLine": e.line, "endColumn": e.column}),
+                None => json!({"startLine": 1}),
+            };
+            let uri = d.file().unwrap_or("");
+            let related: Vec<Value> = d
+                .labels
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter_map(|(i, l)| {
+                    let s = d.source.as_ref()?;
+                    let (a, b) = (s.line_col(l.span.start), s.line_col(l.span.end));
+                    Some(json!({
+                        "id": i,
+                        "message": {"text": l.message.clone().unwrap_or_default()},
+                        "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": a.line, "startColumn": a.column, "endLine": b.line, "endColumn": b.column}},
+                    }))
+                })
+                .collect();
+            let text = match &d.help {
+                Some(h) => format!("{}\nhelp: {h}", d.message),
+                None => d.message.clone(),
+            };
+            let mut result = json!({
+                "ruleId": d.code,
+                "level": sarif_level(d.severity),
+                "message": {"text": text},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+            });
+            if let Some(idx) = rules.iter().position(|r| r.code == d.code) {
+                result["ruleIndex"] = json!(idx);
+            }
+            if !related.is_empty() {
+                result["relatedLocations"] = json!(related);
+            }
+            result
+        })
+        .collect();
+    let doc = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "kubectl-ksm",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/k0rdent/kcm",
+                "rules": rules.iter().map(|r| sarif_rule(r)).collect::<Vec<_>>(),
+            }},
+            "results": results,
+        }],
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+/// GitHub Actions workflow commands (`::error file=...::message`).
+pub fn github(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
+    for d in diags {
+        let level = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let mut props = Vec::new();
+        if let Some(f) = d.file() {
+            props.push(format!("file={}", escape_property(f)));
+        }
+        if let Some((s, e)) = d.position() {
+            props.push(format!("line={}", s.line));
+            props.push(format!("col={}", s.column));
+            props.push(format!("endLine={}", e.line));
+            props.push(format!("endColumn={}", e.column));
+        }
+        let name = lint::find_rule(d.code).map_or("", |r| r.name);
+        props.push(format!(
+            "title={}",
+            escape_property(format!("{} {name}", d.code).trim())
+        ));
+        let mut message = d.message.clone();
+        if let Some(h) = &d.help {
+            message.push_str("\nhelp: ");
+            message.push_str(h);
+        }
+        writeln!(
+            out,
+            "::{level} {}::{}",
+            props.join(","),
+            escape_data(&message)
+        )?;
+    }
+    Ok(())
+}
+
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn github_escapes_workflow_command_syntax() {
+        assert_eq!(escape_data("50%\nx"), "50%25%0Ax");
+        assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
+    }
+
+    #[test]
+    fn summary_line_pluralises() {
+        let s = Summary {
+            files: 1,
+            documents: 2,
+            objects: 2,
+            errors: 1,
+            warnings: 0,
+            skipped: 3,
+        };
+        assert_eq!(
+            s.line(),
+            "1 file, 2 documents: 1 error, 0 warnings, 3 skipped"
+        );
+    }
+}

@@ -1,0 +1,5 @@
+//! Renderers: one per output format, each writing into a passed-in `&mut dyn Write`.
+
+pub mod check;
+pub mod diagnostics;
+pub mod eval;
