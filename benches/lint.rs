@@ -1,0 +1,2 @@
+//! Placeholder replaced by the lint throughput benchmark.
+fn main() {}
