@@ -1,2 +1,117 @@
-//! Placeholder replaced by the lint throughput benchmark.
-fn main() {}
+//! Lint throughput on generated StateManagementProvider documents.
+//!
+//! One multi-document source of `DOCS` SMPs, each with 4 readiness rules (the adapter and
+//! three provisioners; guarded and unguarded rules as real SMPs have them), provisionerCRDs
+//! and a selector. Everything runs on the calling thread; run under `taskset -c 0` for a
+//! one-core figure.
+//!
+//! Benchmarks (throughput in documents):
+//! - `saphyr events`: raw saphyr-parser event iteration (the floor of any YAML parse);
+//! - `parse`: `diag::yaml::parse_documents` (events to our node tree, with spans);
+//! - `load`: `core::objects::load` (parse + JSON conversion + object checks);
+//! - `lint`: `core::lint::lint_source` (load + every lint check).
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use saphyr_parser::Parser;
+
+use kubectl_ksm::core::lint::{Linter, lint_source};
+use kubectl_ksm::core::objects;
+use kubectl_ksm::diag::Source;
+use kubectl_ksm::diag::yaml::{self, parse_documents};
+
+const DOCS: usize = 1_000;
+
+/// Adapter rules: the seeds' unguarded Deployment rule and a guarded one.
+const ADAPTER_RULES: &[&str] = &[
+    "|-\n      self.status.availableReplicas == self.status.replicas &&\n      self.status.availableReplicas == self.status.updatedReplicas &&\n      self.status.availableReplicas == self.status.readyReplicas",
+    ">-\n      has(self.status.readyReplicas) && has(self.status.availableReplicas) &&\n      self.status.readyReplicas == self.spec.replicas &&\n      self.status.availableReplicas == self.spec.replicas",
+];
+
+/// Provisioner rules (Deployments of the Flux controllers): unguarded and guarded.
+const PROVISIONER_RULES: &[&str] = &[
+    "|-\n      self.status.availableReplicas > 0 &&\n      self.status.readyReplicas > 0",
+    "has(self.status.readyReplicas) && self.status.readyReplicas == self.spec.replicas",
+    "|-\n      has(self.status.conditions) &&\n      self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')",
+    "'readyReplicas' in self.status && self.status.readyReplicas >= 1",
+];
+
+const CONTROLLERS: &[&str] = &[
+    "helm-controller",
+    "kustomize-controller",
+    "source-controller",
+];
+
+fn smp(i: usize) -> String {
+    let adapter_rule = ADAPTER_RULES[i % ADAPTER_RULES.len()];
+    let mut doc = format!(
+        "---\n\
+         apiVersion: k0rdent.mirantis.com/v1beta1\n\
+         kind: StateManagementProvider\n\
+         metadata:\n  name: ksm-flux-{i}\n  labels:\n    app.kubernetes.io/part-of: ksm-{i}\n\
+         spec:\n  adapter:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: flux-adapter-{i}\n    namespace: kcm-system\n    readinessRule: {adapter_rule}\n\
+         \x20 provisioner:\n"
+    );
+    for (j, controller) in CONTROLLERS.iter().enumerate() {
+        let rule = PROVISIONER_RULES[(i + j) % PROVISIONER_RULES.len()];
+        doc.push_str(&format!(
+            "  - apiVersion: apps/v1\n    kind: Deployment\n    name: {controller}\n    namespace: flux-system-{i}\n    readinessRule: {rule}\n"
+        ));
+    }
+    doc.push_str(
+        "  provisionerCRDs:\n\
+         \x20 - group: helm.toolkit.fluxcd.io\n    version: v2\n    resources:\n    - helmreleases\n\
+         \x20 - group: kustomize.toolkit.fluxcd.io\n    version: v1\n    resources:\n    - kustomizations\n\
+         \x20 - group: source.toolkit.fluxcd.io\n    version: v1\n    resources: [gitrepositories, helmrepositories, ocirepositories, buckets]\n",
+    );
+    doc.push_str(&format!(
+        "  selector:\n    matchLabels:\n      ksm.k0rdent.mirantis.com/adapter: flux-adapter-{i}\n  suspend: false\n"
+    ));
+    doc
+}
+
+/// `n` SMP documents in one multi-document source.
+pub fn smp_stream(n: usize) -> String {
+    (0..n).map(smp).collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let text = smp_stream(DOCS);
+    let source: Arc<Source> = Source::new("bench.yaml", text);
+    let linter = Linter::default();
+
+    // Sanity: every document is an SMP that lint checks, and the unguarded rules are found.
+    let report = lint_source(&source, &linter);
+    assert_eq!(report.documents, DOCS);
+    assert_eq!(report.linted, DOCS);
+    assert!(!report.unreadable);
+    assert!(report.diagnostics.iter().any(|d| d.code == "KSM204"));
+
+    let mut g = c.benchmark_group("lint");
+    g.throughput(Throughput::Elements(DOCS as u64));
+    g.sample_size(30);
+    g.bench_function("saphyr events", |b| {
+        b.iter(|| {
+            let mut parser = Parser::new_from_str(black_box(source.text()));
+            let mut events = 0usize;
+            while let Some(e) = parser.next_event() {
+                black_box(e.expect("valid YAML"));
+                events += 1;
+            }
+            events
+        })
+    });
+    g.bench_function("parse", |b| b.iter(|| parse_documents(black_box(&source))));
+    g.bench_function("load", |b| {
+        b.iter(|| objects::load(black_box(&source), &yaml::Limits::default()))
+    });
+    g.bench_function("lint", |b| {
+        b.iter(|| lint_source(black_box(&source), &linter))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -92,7 +92,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
                 unreadable = true;
                 summary.files += 1;
                 diagnostics
-                    .push(Diagnostic::error(UNREADABLE, message).at(&Source::new(path, ""), 0..0));
+                    .push(Diagnostic::error(UNREADABLE, message).in_file(&Source::new(path, "")));
                 continue;
             }
         };

@@ -115,7 +115,7 @@ pub fn load(source: &Arc<Source>, limits: &yaml::Limits) -> Loaded {
             Err(e) => {
                 loaded.diagnostics.push(
                     Diagnostic::error(CODE_SYNTAX, e.message)
-                        .at(source, e.offset..e.offset + 1)
+                        .at(source, first_line(source, e.offset..e.offset + 1))
                         .help(
                             "simplify the document: anchors and aliases must not multiply its size",
                         ),
@@ -149,7 +149,7 @@ fn push_objects(source: &Arc<Source>, document: usize, root: Node, json: Value, 
                     root.type_name()
                 ),
             )
-            .at(source, root.span.clone())
+            .at(source, first_line(source, root.span.clone()))
             .help("a manifest document must be a mapping with apiVersion, kind and metadata"),
         );
         return;
@@ -211,6 +211,12 @@ fn push_objects(source: &Arc<Source>, document: usize, root: Node, json: Value, 
         node: root,
         json,
     });
+}
+
+fn first_line(source: &Source, span: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let text = &source.text()[source.clamp(span.clone())];
+    let first = text.split('\n').next().unwrap_or("").trim_end();
+    span.start..span.start + first.len()
 }
 
 /// `List` and `<Kind>List` (as `kubectl get -o yaml` writes them) hold their objects in `items`.

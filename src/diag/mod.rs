@@ -66,9 +66,28 @@ impl Diagnostic {
         Self::new(code, Severity::Warning, message)
     }
 
-    /// Points the diagnostic at `span` of `source` (the primary label).
+    /// Names the file without pointing at a position in it (e.g. an unreadable file).
+    pub fn in_file(mut self, source: &Arc<Source>) -> Self {
+        self.source = Some(Arc::clone(source));
+        self
+    }
+
+    /// Points the diagnostic at `span` of `source` (the primary label). An empty span is
+    /// widened to the character at that position so that every renderer shows a column range.
     pub fn at(mut self, source: &Arc<Source>, span: Range<usize>) -> Self {
-        let span = source.clamp(span);
+        let mut span = source.clamp(span);
+        if span.is_empty() {
+            let text = source.text();
+            if let Some(c) = text[span.start..].chars().next().filter(|c| *c != '\n') {
+                span.end = span.start + c.len_utf8();
+            } else if let Some(c) = text[..span.start]
+                .chars()
+                .next_back()
+                .filter(|c| *c != '\n')
+            {
+                span.start -= c.len_utf8();
+            }
+        }
         self.source = Some(Arc::clone(source));
         self.labels.insert(
             0,

@@ -166,7 +166,7 @@ impl Node {
     /// Converts to JSON as the API server would store the object.
     pub fn to_json(&self, limits: &Limits) -> Result<Value, YamlError> {
         let mut budget = limits.max_values;
-        to_json(self, &mut budget, true)
+        to_json(self, &mut budget, true).map_err(|e| e.with_limit(limits))
     }
 
     /// Converts to JSON keeping every YAML float a double, even a whole one (`1.0`), as a
@@ -174,7 +174,7 @@ impl Node {
     /// server. For tests that feed values straight to CEL.
     pub fn to_json_exact(&self, limits: &Limits) -> Result<Value, YamlError> {
         let mut budget = limits.max_values;
-        to_json(self, &mut budget, false)
+        to_json(self, &mut budget, false).map_err(|e| e.with_limit(limits))
     }
 
     /// Maps a byte offset inside this scalar's value text to a byte offset in `source`,
@@ -194,18 +194,37 @@ impl Node {
     }
 }
 
+impl YamlError {
+    fn with_limit(mut self, limits: &Limits) -> YamlError {
+        if self.message == TOO_MANY {
+            self.message = format!(
+                "the document expands to more than {} values through this alias: refusing to \
+                 load it (a \"billion laughs\" document?)",
+                limits.max_values
+            );
+        }
+        self
+    }
+}
+
+const TOO_MANY: &str = "too many values";
+
 fn to_json(node: &Node, budget: &mut usize, server: bool) -> Result<Value, YamlError> {
     if *budget == 0 {
         return Err(YamlError {
-            message: "document expands to too many values (alias expansion or size limit): \
-                      refusing to load it"
-                .into(),
+            message: TOO_MANY.into(),
             offset: node.span.start,
         });
     }
     *budget -= 1;
     Ok(match &node.kind {
-        NodeKind::Alias(target) => to_json(target, budget, server)?,
+        // The error names the outermost alias whose expansion ran out of budget.
+        NodeKind::Alias(target) => to_json(target, budget, server).map_err(|mut e| {
+            if e.message == TOO_MANY {
+                e.offset = node.span.start;
+            }
+            e
+        })?,
         NodeKind::Scalar(s) => scalar_json(s, node.span.start, server)?,
         NodeKind::Seq(items) => Value::Array(
             items
@@ -730,7 +749,18 @@ mod tests {
         let (_, d, e) = docs(&text);
         assert!(e.is_none());
         let err = d[0].root.as_ref().unwrap().to_json(&Limits::default());
-        assert!(err.unwrap_err().message.contains("too many values"));
+        let err = err.unwrap_err();
+        assert!(
+            err.message.contains("more than 1000000 values"),
+            "{}",
+            err.message
+        );
+        // It points at the alias whose expansion ran out.
+        assert!(
+            text[err.offset..].starts_with("*a"),
+            "{}",
+            &text[err.offset..]
+        );
     }
 
     #[test]

@@ -153,6 +153,18 @@ pub fn human(out: &mut dyn Write, diags: &[Diagnostic], color: bool) -> io::Resu
         .with_width(100)
         .with_links(false);
     for d in diags {
+        // A diagnostic without a position names its file in the message.
+        let unpositioned;
+        let d = match (d.labels.is_empty(), d.file()) {
+            (true, Some(file)) => {
+                unpositioned = Diagnostic {
+                    message: format!("{file}: {}", d.message),
+                    ..d.clone()
+                };
+                &unpositioned
+            }
+            _ => d,
+        };
         let report = Report {
             d,
             src: d
@@ -164,11 +176,6 @@ pub fn human(out: &mut dyn Write, diags: &[Diagnostic], color: bool) -> io::Resu
         let mut text = String::new();
         if handler.render_report(&mut text, &report).is_err() {
             text = format!("{}: {}\n", d.code, d.message);
-        }
-        if report.src.is_none()
-            && let Some(file) = d.file()
-        {
-            text = format!("{file}: {text}");
         }
         writeln!(out, "{}", text.trim_end())?;
         writeln!(out)?;

@@ -134,12 +134,12 @@ impl<'a> Context<'a> {
     /// The span to show for a path: the value if present, otherwise the nearest present
     /// ancestor's key (so "missing field" points at the mapping that lacks it).
     pub fn span_at(&self, path: &[PathSeg]) -> Range<usize> {
-        span_at(self.root(), path, false)
+        first_line(self.source(), span_at(self.root(), path, false))
     }
 
     /// The span of the key of the last path segment (for unknown fields).
     pub fn key_span_at(&self, path: &[PathSeg]) -> Range<usize> {
-        span_at(self.root(), path, true)
+        first_line(self.source(), span_at(self.root(), path, true))
     }
 
     /// A diagnostic pointing at `span` of this object's source.
@@ -178,42 +178,32 @@ pub fn node_at<'n>(root: &'n Node, path: &[PathSeg]) -> Option<&'n Node> {
 
 fn span_at(root: &Node, path: &[PathSeg], key: bool) -> Range<usize> {
     let mut node = root;
-    let mut best = root.span.start..root.span.start;
+    let mut best = root.span.clone();
     for (i, seg) in path.iter().enumerate() {
         let last = i + 1 == path.len();
-        match seg {
-            PathSeg::Key(k) => match node.entry(k) {
-                Some((kn, vn)) => {
-                    best = if last && key {
-                        kn.span.clone()
-                    } else {
-                        vn.span.clone()
-                    };
-                    if !last {
-                        best = kn.span.clone();
-                    }
-                    node = vn;
+        let next = match seg {
+            PathSeg::Key(k) => node.entry(k).map(|(kn, vn)| {
+                if last && !key {
+                    (vn.span.clone(), vn)
+                } else {
+                    (kn.span.clone(), vn)
                 }
-                None => return best,
-            },
-            PathSeg::Index(idx) => match node.index(*idx) {
-                Some(n) => {
-                    best = n.span.clone();
-                    node = n;
-                }
-                None => return best,
-            },
-        }
+            }),
+            PathSeg::Index(idx) => node.index(*idx).map(|n| (n.span.clone(), n)),
+        };
+        let Some((span, n)) = next else { break };
+        best = span;
+        node = n;
     }
-    if best.is_empty() {
-        best.start..best.start + 1
-    } else if !key && node.as_scalar().is_none() {
-        // A collection: point at its first line only.
-        let end = best.end.min(best.start + 1);
-        best.start..end
-    } else {
-        best
-    }
+    best
+}
+
+/// A span limited to its first line, without trailing blanks: a collection's span covers
+/// all its lines, and a label on one line reads better.
+fn first_line(source: &Source, span: Range<usize>) -> Range<usize> {
+    let text = &source.text()[source.clamp(span.clone())];
+    let first = text.split('\n').next().unwrap_or("").trim_end();
+    span.start..span.start + first.len()
 }
 
 /// Formats a path as `spec.provisioner[0].readinessRule`.

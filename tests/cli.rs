@@ -1,0 +1,368 @@
+//! Process-level tests of the `kubectl-ksm` binary: every subcommand, output format and exit
+//! code, as snapshots of the real process (arguments, exit code, stdout, stderr).
+
+use std::process::Command;
+
+use std::io::Write;
+use std::process::{Output, Stdio};
+
+use insta_cmd::{SpawnExt, assert_cmd_snapshot, get_cargo_bin};
+
+/// The binary with a clean environment, run from the repository root so paths in snapshots
+/// are relative and stable.
+fn ksm() -> Command {
+    let mut cmd = Command::new(get_cargo_bin("kubectl-ksm"));
+    cmd.env_clear().current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+#[test]
+fn version_prints_name_and_version() {
+    let out = ksm().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("kubectl-ksm {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn help_shows_kubectl_ksm_usage() {
+    assert_cmd_snapshot!(ksm().arg("--help"));
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    assert_cmd_snapshot!(ksm().args(["lint", "--no-such-flag", "x.yaml"]));
+}
+
+#[test]
+fn unsupported_output_format_is_a_usage_error() {
+    assert_cmd_snapshot!(ksm().args([
+        "eval",
+        "true",
+        "-f",
+        "testdata/check/flux-system.yaml",
+        "-o",
+        "sarif"
+    ]));
+}
+
+// ---- lint ----
+
+#[test]
+fn lint_guide_smp_warns_and_exits_zero() {
+    assert_cmd_snapshot!(ksm().args(["lint", "testdata/examples/smp-flux-from-guide.yaml"]));
+}
+
+#[test]
+fn lint_guide_smp_with_strict_fails_on_warnings() {
+    let out = ksm()
+        .args([
+            "lint",
+            "--strict",
+            "-o",
+            "json",
+            "testdata/examples/smp-flux-from-guide.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn lint_fixed_smp_is_clean() {
+    assert_cmd_snapshot!(ksm().args(["lint", "--strict", "testdata/examples/smp-flux.yaml"]));
+}
+
+#[test]
+fn lint_problems_human() {
+    assert_cmd_snapshot!(ksm().args(["lint", "testdata/lint/smp-problems.yaml"]));
+}
+
+#[test]
+fn lint_problems_json() {
+    assert_cmd_snapshot!(ksm().args(["lint", "-o", "json", "testdata/lint/smp-problems.yaml"]));
+}
+
+#[test]
+fn lint_problems_sarif() {
+    assert_cmd_snapshot!(ksm().args(["lint", "-o", "sarif", "testdata/lint/smp-problems.yaml"]));
+}
+
+#[test]
+fn lint_problems_github() {
+    assert_cmd_snapshot!(ksm().args(["lint", "-o", "github", "testdata/lint/smp-problems.yaml"]));
+}
+
+#[test]
+fn lint_reads_directories_recursively() {
+    assert_cmd_snapshot!(ksm().args(["lint", "testdata/examples"]));
+}
+
+#[test]
+fn lint_reads_stdin() {
+    let input = std::fs::read("testdata/examples/smp-flux.yaml").unwrap();
+    assert_cmd_snapshot!(ksm().args(["lint", "-"]).pass_stdin(input));
+}
+
+#[test]
+fn lint_explain_prints_the_docs_of_a_check() {
+    assert_cmd_snapshot!(ksm().args(["lint", "--explain", "KSM204"]));
+}
+
+#[test]
+fn lint_explain_accepts_names_and_refuses_unknown_codes() {
+    let out = ksm()
+        .args(["lint", "--explain", "unknown-field"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("KSM101 (unknown-field)"));
+    assert_cmd_snapshot!(ksm().args(["lint", "--explain", "KSM999"]));
+}
+
+#[test]
+fn lint_list_rules() {
+    assert_cmd_snapshot!(ksm().args(["lint", "--list-rules"]));
+}
+
+#[test]
+fn lint_colour_is_off_without_a_terminal_and_on_when_forced() {
+    let plain = ksm()
+        .args(["lint", "testdata/lint/smp-problems.yaml"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains('\x1b'));
+    let forced = ksm()
+        .args([
+            "lint",
+            "--color",
+            "always",
+            "testdata/lint/smp-problems.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&forced.stdout).contains('\x1b'));
+}
+
+// ---- bad input: a clear error naming the file and position, exit 2 ----
+
+#[test]
+fn lint_invalid_yaml() {
+    assert_cmd_snapshot!(ksm().args(["lint", "testdata/lint/invalid-yaml.yaml"]));
+}
+
+#[test]
+fn lint_binary_file() {
+    assert_cmd_snapshot!(ksm().args(["lint", "testdata/lint/binary.yaml"]));
+}
+
+#[test]
+fn lint_non_utf8_file() {
+    assert_cmd_snapshot!(ksm().args(["lint", "testdata/lint/latin1.yaml"]));
+}
+
+#[test]
+fn lint_missing_file() {
+    assert_cmd_snapshot!(ksm().args(["lint", "testdata/lint/does-not-exist.yaml"]));
+}
+
+#[test]
+fn lint_documents_that_are_not_objects() {
+    assert_cmd_snapshot!(ksm().args(["lint", "testdata/lint/not-objects.yaml"]));
+}
+
+#[test]
+fn lint_alias_bomb() {
+    assert_cmd_snapshot!(ksm().args(["lint", "testdata/lint/alias-bomb.yaml"]));
+}
+
+// ---- eval ----
+
+#[test]
+fn eval_true_on_every_object_exits_zero() {
+    assert_cmd_snapshot!(ksm().args([
+        "eval",
+        "has(self.status.observedGeneration)",
+        "-f",
+        "testdata/check/flux-system.yaml"
+    ]));
+}
+
+#[test]
+fn eval_explains_false_and_failing_objects() {
+    assert_cmd_snapshot!(ksm().args([
+        "eval",
+        "self.status.availableReplicas == self.status.replicas && self.status.readyReplicas > 0",
+        "-f",
+        "testdata/check/flux-system.yaml"
+    ]));
+}
+
+#[test]
+fn eval_json() {
+    assert_cmd_snapshot!(ksm().args([
+        "eval",
+        "self.status.availableReplicas == self.status.replicas",
+        "-f",
+        "testdata/check/flux-system.yaml",
+        "-o",
+        "json"
+    ]));
+}
+
+#[test]
+fn eval_compile_error_is_reported_for_every_object() {
+    assert_cmd_snapshot!(ksm().args([
+        "eval",
+        "status.replicas == 1",
+        "-f",
+        "testdata/check/flux-system.yaml",
+        "-o",
+        "json"
+    ]));
+}
+
+#[test]
+fn eval_rule_file_and_objects_from_stdin() {
+    let input = std::fs::read("testdata/check/flux-system.yaml").unwrap();
+    let dir = tempdir();
+    let rule = dir.join("rule.cel");
+    std::fs::write(&rule, "has(self.status.readyReplicas)\n").unwrap();
+    let mut cmd = ksm();
+    cmd.args(["eval", "--rule-file"])
+        .arg(&rule)
+        .args(["-f", "-", "-o", "json"]);
+    let out = run_with_stdin(cmd, &input);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results: Vec<_> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["result"].clone())
+        .collect();
+    assert_eq!(results, [true, false, false, true]);
+}
+
+#[test]
+fn eval_unreadable_input_exits_two() {
+    assert_cmd_snapshot!(ksm().args(["eval", "true", "-f", "testdata/lint/invalid-yaml.yaml"]));
+}
+
+#[test]
+fn eval_budget_is_enforced_and_configurable() {
+    let dir = tempdir();
+    let obj = dir.join("big.json");
+    let items: Vec<u32> = (0..3000).collect();
+    std::fs::write(&obj, serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "items": items}).to_string()).unwrap();
+    let rule = "self.items.all(x, self.items.all(y, x + y >= 0))";
+    let out = ksm()
+        .args(["eval", rule, "-o", "json", "-f"])
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("evaluation budget exceeded"),
+        "{v}"
+    );
+    let out = ksm()
+        .args(["eval", rule, "--cost-limit", "100000000", "-f"])
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+// ---- check ----
+
+#[test]
+fn check_guide_smp_is_not_ready() {
+    assert_cmd_snapshot!(ksm().args([
+        "check",
+        "testdata/examples/smp-flux-from-guide.yaml",
+        "--objects",
+        "testdata/check"
+    ]));
+}
+
+#[test]
+fn check_fixed_smp_json() {
+    assert_cmd_snapshot!(ksm().args([
+        "check",
+        "testdata/examples/smp-flux.yaml",
+        "--objects",
+        "testdata/check",
+        "-o",
+        "json"
+    ]));
+}
+
+#[test]
+fn check_ready_provider_exits_zero() {
+    let dir = tempdir();
+    let smp = std::fs::read_to_string("testdata/examples/smp-flux.yaml").unwrap();
+    // Only the controllers that are ready.
+    let smp = smp
+        .replace("name: helm-controller", "name: source-controller")
+        .replace("name: kustomize-controller", "name: source-controller");
+    let path = dir.join("smp.yaml");
+    std::fs::write(&path, smp).unwrap();
+    let out = ksm()
+        .arg("check")
+        .arg(&path)
+        .args(["--objects", "testdata/check"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ksm-flux: READY"));
+}
+
+#[test]
+fn check_without_smp_is_an_error() {
+    assert_cmd_snapshot!(ksm().args(["check", "testdata/check/crds.yaml"]));
+}
+
+// ---- completion protocol used by kubectl_complete-ksm ----
+
+#[test]
+fn kubectl_completion_protocol() {
+    assert_cmd_snapshot!(ksm().args(["__complete", "lint", "-o", ""]));
+}
+
+fn run_with_stdin(mut cmd: Command, input: &[u8]) -> Output {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "kubectl-ksm-test-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
