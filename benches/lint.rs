@@ -35,7 +35,7 @@ const PROVISIONER_RULES: &[&str] = &[
     "|-\n      self.status.availableReplicas > 0 &&\n      self.status.readyReplicas > 0",
     "has(self.status.readyReplicas) && self.status.readyReplicas == self.spec.replicas",
     "|-\n      has(self.status.conditions) &&\n      self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')",
-    "'readyReplicas' in self.status && self.status.readyReplicas >= 1",
+    "\"'readyReplicas' in self.status && self.status.readyReplicas >= 1\"",
 ];
 
 const CONTROLLERS: &[&str] = &[

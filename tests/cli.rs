@@ -6,7 +6,7 @@ use std::process::Command;
 use std::io::Write;
 use std::process::{Output, Stdio};
 
-use insta_cmd::{SpawnExt, assert_cmd_snapshot, get_cargo_bin};
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
 /// The binary with a clean environment, run from the repository root so paths in snapshots
 /// are relative and stable.

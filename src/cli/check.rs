@@ -38,7 +38,7 @@ fn load_all(paths: &[PathBuf], io: &mut Io) -> Result<Vec<LoadedObject>, CliErro
     let mut out = Vec::new();
     for path in input::expand_paths(paths) {
         let source = input::read_source(&path?, io.stdin)?;
-        let loaded = objects::load(&source, &Default::default());
+        let loaded = objects::load_values(&source);
         if let Some(d) = loaded.diagnostics.first() {
             let (pos, _) = d.position().unwrap_or_default();
             return Err(CliError::Fatal(format!(

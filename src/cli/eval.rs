@@ -81,7 +81,7 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         (None, None) => unreachable!("clap requires RULE or --rule-file"),
     };
     let source = input::read_source(&args.file, io.stdin)?;
-    let loaded = objects::load(&source, &Default::default());
+    let loaded = objects::load_values(&source);
     if let Some(d) = loaded.diagnostics.first() {
         let (pos, _) = d.position().unwrap_or_default();
         return Err(CliError::Fatal(format!(

@@ -101,15 +101,40 @@ pub struct Loaded {
     pub syntax_error: bool,
 }
 
-/// Parses every document of `source` into objects.
+/// Parses every document of `source` into objects, keeping their YAML nodes (for spans).
 pub fn load(source: &Arc<Source>, limits: &yaml::Limits) -> Loaded {
-    let (docs, err) = yaml::parse_documents(source);
-    let mut loaded = Loaded {
-        documents: docs.len(),
-        ..Loaded::default()
+    let mut objects = Vec::new();
+    let mut loaded = for_each_object(source, limits, true, &mut |o| objects.push(o));
+    loaded.objects = objects;
+    loaded
+}
+
+/// Loads objects for evaluation: the JSON only (YAML nodes are not kept, which halves the
+/// memory), with a budget on the whole file since every object is kept.
+pub fn load_values(source: &Arc<Source>) -> Loaded {
+    let limits = yaml::Limits {
+        max_total_nodes: 1_000_000,
+        ..yaml::Limits::default()
     };
-    for doc in docs {
-        let Some(root) = doc.root else { continue };
+    let mut objects = Vec::new();
+    let mut loaded = for_each_object(source, &limits, false, &mut |o| objects.push(o));
+    loaded.objects = objects;
+    loaded
+}
+
+/// Streams the objects of `source` to `f`, one document at a time. The returned [`Loaded`]
+/// has the counts and diagnostics (its `objects` is empty). Without `keep_nodes`, each
+/// object's `node` is an empty mapping with the object's span.
+pub fn for_each_object(
+    source: &Arc<Source>,
+    limits: &yaml::Limits,
+    keep_nodes: bool,
+    f: &mut dyn FnMut(LoadedObject),
+) -> Loaded {
+    let mut loaded = Loaded::default();
+    let err = yaml::for_each_document(source, limits, &mut |doc| {
+        loaded.documents += 1;
+        let Some(root) = doc.root else { return };
         let json = match root.to_json(limits) {
             Ok(j) => j,
             Err(e) => {
@@ -121,26 +146,50 @@ pub fn load(source: &Arc<Source>, limits: &yaml::Limits) -> Loaded {
                         ),
                 );
                 loaded.syntax_error = true;
-                continue;
+                return;
             }
         };
-        push_objects(source, doc.index, root, json, &mut loaded);
-    }
+        let mut objects = Vec::new();
+        push_objects(
+            source,
+            doc.index,
+            root,
+            json,
+            &mut objects,
+            &mut loaded.diagnostics,
+        );
+        for mut o in objects {
+            if !keep_nodes {
+                o.node = Node {
+                    kind: yaml::NodeKind::Map(Vec::new()),
+                    span: o.node.span.clone(),
+                };
+            }
+            f(o);
+        }
+    });
     if let Some(e) = err {
         loaded.documents += 1;
         loaded.syntax_error = true;
         loaded.diagnostics.push(
             Diagnostic::error(CODE_SYNTAX, format!("invalid YAML: {}", e.message))
                 .at(source, e.offset..e.offset + 1)
-                .help("fix the syntax error; nothing after it in this file was read"),
+                .help("fix the error; nothing after it in this file was read"),
         );
     }
     loaded
 }
 
-fn push_objects(source: &Arc<Source>, document: usize, root: Node, json: Value, out: &mut Loaded) {
+fn push_objects(
+    source: &Arc<Source>,
+    document: usize,
+    root: Node,
+    json: Value,
+    objects: &mut Vec<LoadedObject>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let Value::Object(map) = &json else {
-        out.diagnostics.push(
+        diagnostics.push(
             Diagnostic::error(
                 CODE_NOT_OBJECT,
                 format!(
@@ -162,7 +211,7 @@ fn push_objects(source: &Arc<Source>, document: usize, root: Node, json: Value, 
         for (i, (item, node)) in items.iter().zip(nodes).enumerate() {
             let node = node.resolved().clone();
             if !item.is_object() {
-                out.diagnostics.push(
+                diagnostics.push(
                     Diagnostic::error(
                         CODE_NOT_OBJECT,
                         format!(
@@ -174,7 +223,7 @@ fn push_objects(source: &Arc<Source>, document: usize, root: Node, json: Value, 
                 );
                 continue;
             }
-            out.objects.push(LoadedObject {
+            objects.push(LoadedObject {
                 source: Arc::clone(source),
                 document,
                 item: Some(i),
@@ -194,7 +243,7 @@ fn push_objects(source: &Arc<Source>, document: usize, root: Node, json: Value, 
                 .map_or(root.span.start..root.span.start + 1, |(k, v)| {
                     k.span.start..v.span.end
                 });
-            out.diagnostics.push(
+            diagnostics.push(
                 Diagnostic::error(CODE_NOT_OBJECT, format!("object has no {field}"))
                     .at(source, span)
                     .help(format!(
@@ -204,7 +253,7 @@ fn push_objects(source: &Arc<Source>, document: usize, root: Node, json: Value, 
             return;
         }
     }
-    out.objects.push(LoadedObject {
+    objects.push(LoadedObject {
         source: Arc::clone(source),
         document,
         item: None,

@@ -22,12 +22,20 @@ use super::source::Source;
 pub struct Limits {
     /// Values one document may expand to, aliases included (a "billion laughs" guard).
     pub max_values: usize,
+    /// YAML nodes one document may hold. A node costs a few hundred bytes once parsed and
+    /// converted, so this is what bounds memory when documents are processed one at a time
+    /// (real objects have a few hundred nodes; etcd refuses objects over 1.5 MiB).
+    pub max_nodes: usize,
+    /// YAML nodes the whole source may hold, for callers that keep every document.
+    pub max_total_nodes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_values: 1_000_000,
+            max_nodes: 250_000,
+            max_total_nodes: usize::MAX,
         }
     }
 }
@@ -485,35 +493,60 @@ fn align_offset(
         .min(span.end)
 }
 
-/// Parses every document of a YAML stream. A syntax error ends the stream: the documents
-/// before it are returned with the error.
+/// Parses every document of a YAML stream with the default limits.
 pub fn parse_documents(source: &Source) -> (Vec<Document>, Option<YamlError>) {
+    parse_documents_with(source, &Limits::default())
+}
+
+/// Parses every document of a YAML stream. A syntax error (or a node limit) ends the
+/// stream: the documents before it are returned with the error.
+pub fn parse_documents_with(
+    source: &Source,
+    limits: &Limits,
+) -> (Vec<Document>, Option<YamlError>) {
     let mut docs = Vec::new();
+    let err = for_each_document(source, limits, &mut |d| docs.push(d));
+    (docs, err)
+}
+
+/// Parses a YAML stream one document at a time, handing each to `f` as soon as it is
+/// complete, so that memory is bounded by the largest document rather than the file.
+pub fn for_each_document(
+    source: &Source,
+    limits: &Limits,
+    f: &mut dyn FnMut(Document),
+) -> Option<YamlError> {
     let mut parser = Parser::new_from_str(source.text());
-    let mut builder = Builder::default();
+    let mut builder = Builder {
+        nodes_left: limits.max_nodes,
+        max_nodes: limits.max_nodes,
+        total_left: limits.max_total_nodes,
+        max_total_nodes: limits.max_total_nodes,
+        ..Builder::default()
+    };
     let mut index = 0;
     while let Some(event) = parser.next_event() {
         let (event, span) = match event {
             Ok(e) => e,
             Err(err) => {
                 let m = err.marker();
-                return (
-                    docs,
-                    Some(YamlError {
-                        message: err.info().to_string(),
-                        offset: source.offset_of(m.line(), m.col()),
-                    }),
-                );
+                return Some(YamlError {
+                    message: err.info().to_string(),
+                    offset: source.offset_of(m.line(), m.col()),
+                });
             }
         };
         match builder.push(source, event, span) {
-            Ok(Some(DocEvent::Start(start))) => builder.doc_start = start,
+            Ok(Some(DocEvent::Start(start))) => {
+                builder.doc_start = start;
+                builder.nodes_left = builder.max_nodes;
+            }
             Ok(Some(DocEvent::End(root))) => {
                 // `---` followed by nothing (or `null`) is an empty document, which kubectl skips.
                 let root = root.filter(
                     |r| !matches!(&r.kind, NodeKind::Scalar(s) if s.value == ScalarValue::Null),
                 );
-                docs.push(Document {
+                f(Document {
                     index,
                     root,
                     start: builder.doc_start,
@@ -521,10 +554,10 @@ pub fn parse_documents(source: &Source) -> (Vec<Document>, Option<YamlError>) {
                 index += 1;
             }
             Ok(None) => {}
-            Err(e) => return (docs, Some(e)),
+            Err(e) => return Some(e),
         }
     }
-    (docs, None)
+    None
 }
 
 enum DocEvent {
@@ -552,6 +585,10 @@ struct Builder {
     root: Option<Node>,
     anchors: std::collections::HashMap<usize, Arc<Node>>,
     doc_start: usize,
+    nodes_left: usize,
+    max_nodes: usize,
+    total_left: usize,
+    max_total_nodes: usize,
 }
 
 impl Builder {
@@ -563,6 +600,36 @@ impl Builder {
     ) -> Result<Option<DocEvent>, YamlError> {
         let start = source.offset_of(span.start.line(), span.start.col());
         let end = || source.offset_of(span.end.line(), span.end.col());
+        if matches!(
+            event,
+            Event::Scalar(..)
+                | Event::SequenceStart(..)
+                | Event::MappingStart(..)
+                | Event::Alias(_)
+        ) {
+            if self.nodes_left == 0 {
+                return Err(YamlError {
+                    message: format!(
+                        "the document holds more than {} YAML nodes: refusing to load it (the \
+                         limit bounds memory; Kubernetes objects are far smaller)",
+                        self.max_nodes
+                    ),
+                    offset: start,
+                });
+            }
+            if self.total_left == 0 {
+                return Err(YamlError {
+                    message: format!(
+                        "the file holds more than {} YAML nodes: refusing to load it (the limit \
+                         bounds memory; split the file)",
+                        self.max_total_nodes
+                    ),
+                    offset: start,
+                });
+            }
+            self.nodes_left -= 1;
+            self.total_left -= 1;
+        }
         match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => Ok(None),
             Event::DocumentStart(_) => {
@@ -805,6 +872,40 @@ mod tests {
         assert_eq!(value, "self.c && self.d");
         let at = f.value_offset_in_source(&src, value.find("self.d").unwrap());
         assert_eq!(src.line_col(at).line, 4);
+    }
+
+    #[test]
+    fn node_limit_bounds_memory() {
+        let src = Source::new("t", "- a\n".repeat(20));
+        let limits = Limits {
+            max_nodes: 10,
+            ..Limits::default()
+        };
+        let (docs, err) = parse_documents_with(&src, &limits);
+        assert!(docs.is_empty());
+        let err = err.unwrap();
+        assert!(
+            err.message
+                .contains("document holds more than 10 YAML nodes"),
+            "{}",
+            err.message
+        );
+        assert_eq!(src.line_col(err.offset).line, 10);
+        // The per-document budget starts again with each document; the total one does not.
+        let src = Source::new("t", "a: 1\n---\n".repeat(20));
+        let (docs, err) = parse_documents_with(&src, &limits);
+        assert_eq!((docs.len(), err), (21, None));
+        let total = Limits {
+            max_total_nodes: 15,
+            ..limits
+        };
+        let (docs, err) = parse_documents_with(&src, &total);
+        assert_eq!(docs.len(), 5);
+        assert!(
+            err.unwrap()
+                .message
+                .contains("file holds more than 15 YAML nodes")
+        );
     }
 
     #[test]

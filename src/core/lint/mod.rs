@@ -238,24 +238,28 @@ pub struct SourceReport {
     pub unreadable: bool,
 }
 
-/// Lints every object of a source.
+/// Lints every object of a source, one document at a time (memory is bounded by the largest
+/// document, not the file).
 pub fn lint_source(source: &Arc<Source>, linter: &Linter) -> SourceReport {
-    let loaded = objects::load(source, &linter.yaml_limits);
-    let mut report = SourceReport {
-        documents: loaded.documents,
-        unreadable: loaded.syntax_error,
-        diagnostics: loaded.diagnostics,
-        ..SourceReport::default()
-    };
-    for object in &loaded.objects {
-        match lint_object(object, linter) {
-            Some(diags) => {
-                report.linted += 1;
-                report.diagnostics.extend(diags);
-            }
-            None => report.skipped += 1,
-        }
-    }
+    let mut report = SourceReport::default();
+    let mut diagnostics = Vec::new();
+    let loaded =
+        objects::for_each_object(
+            source,
+            &linter.yaml_limits,
+            true,
+            &mut |object| match lint_object(&object, linter) {
+                Some(diags) => {
+                    report.linted += 1;
+                    diagnostics.extend(diags);
+                }
+                None => report.skipped += 1,
+            },
+        );
+    report.documents = loaded.documents;
+    report.unreadable = loaded.syntax_error;
+    report.diagnostics = loaded.diagnostics;
+    report.diagnostics.extend(diagnostics);
     crate::diag::sort_by_position(&mut report.diagnostics);
     report
 }
