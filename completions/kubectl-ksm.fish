@@ -31,7 +31,7 @@ github\t'GitHub Actions workflow annotations'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "lint" -d 'Lint StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService manifests'
@@ -49,7 +49,7 @@ always\t''
 never\t''"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l strict -d 'Fail (exit 1) on warnings too'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l list-rules -d 'List every check with its code and title'
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l rule-file -d 'Read the rule from a file (`-` for stdin)' -r -F
@@ -62,7 +62,7 @@ github\t'GitHub Actions workflow annotations'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l objects -d 'Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)' -r -F
@@ -74,7 +74,7 @@ github\t'GitHub Actions workflow annotations'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -l out -d 'Directory that receives completions/ and man/' -r -F
@@ -85,7 +85,7 @@ github\t'GitHub Actions workflow annotations'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
@@ -95,6 +95,6 @@ github\t'GitHub Actions workflow annotations'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s v -l verbose -d 'Print more detail (repeat for more)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s V -l version -d 'Print version'

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use kubectl_ksm::core::cel::Limits;
-use kubectl_ksm::core::readiness::{Phase, Rule};
+use kubectl_ksm::core::readiness::{Explain, Phase, Rule};
 use kubectl_ksm::diag::Source;
 use kubectl_ksm::diag::yaml::{self, parse_documents};
 use serde_json::Value;
@@ -58,7 +58,7 @@ fn every_golden_case_gets_the_oracles_verdict() {
         let rule = compiled
             .entry(rule_text)
             .or_insert_with(|| Rule::new(rule_text, &limits));
-        let outcome = rule.evaluate(object, false);
+        let outcome = rule.evaluate(object, Explain::Never);
         let got = match (outcome.result, &outcome.error) {
             (Some(true), _) => "true",
             (Some(false), _) => "false",

@@ -366,3 +366,79 @@ fn tempdir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+#[test]
+fn verbose_explains_true_results_and_counts_files() {
+    let out = ksm()
+        .args([
+            "-v",
+            "eval",
+            "has(self.status.readyReplicas)",
+            "-f",
+            "testdata/check/flux-system.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("  ✓ has(self.status.readyReplicas) → true")
+    );
+    let quiet = ksm()
+        .args([
+            "eval",
+            "has(self.status.readyReplicas)",
+            "-f",
+            "testdata/check/flux-system.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("✓"));
+    let out = ksm()
+        .args(["-v", "lint", "testdata/examples"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "testdata/examples/smp-flux-from-guide.yaml: 1 documents, 1 objects checked, 0 skipped, 4 findings\n\
+         testdata/examples/smp-flux.yaml: 1 documents, 1 objects checked, 0 skipped, 0 findings\n"
+    );
+}
+
+/// kubectl finds the binary as a plugin: `kubectl ksm` runs `kubectl-ksm` from PATH.
+#[test]
+fn runs_as_a_kubectl_plugin() {
+    let Some(kubectl) = which("kubectl") else {
+        assert!(
+            std::env::var_os("KSM_TEST_WITHOUT_KUBECTL").is_some(),
+            "kubectl is not on PATH; set KSM_TEST_WITHOUT_KUBECTL=1 to run without it"
+        );
+        return;
+    };
+    let bin_dir = get_cargo_bin("kubectl-ksm").parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let out = Command::new(kubectl)
+        .args(["ksm", "lint", "testdata/examples/smp-flux.yaml"])
+        .env("PATH", path)
+        .env("KUBECONFIG", "/dev/null")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "1 file, 1 document: 0 errors, 0 warnings, 0 skipped\n"
+    );
+}
+
+fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}

@@ -10,7 +10,7 @@ use super::{
     CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
 use crate::core::objects::{self, LoadedObject};
-use crate::core::readiness::{self, ObjectSet, Rbac};
+use crate::core::readiness::{self, Explain, ObjectSet, Rbac};
 use crate::output::check as render;
 
 #[derive(Debug, Args)]
@@ -76,9 +76,14 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .collect(),
     );
     let limits = args.budget.limits();
+    let explain = if global.verbose > 0 {
+        Explain::Always
+    } else {
+        Explain::WhenNotTrue
+    };
     let checks: Vec<_> = smps
         .iter()
-        .map(|smp| readiness::check_smp(&smp.json, &set, Rbac::NotEvaluated, &limits))
+        .map(|smp| readiness::check_smp(&smp.json, &set, Rbac::NotEvaluated, &limits, explain))
         .collect();
     match format {
         OutputFormat::Json => render::json(io.stdout, &checks)?,

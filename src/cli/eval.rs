@@ -10,7 +10,7 @@ use super::{
 };
 use crate::core::cel::Limits;
 use crate::core::objects;
-use crate::core::readiness::Rule;
+use crate::core::readiness::{Explain, Rule};
 use crate::output::eval as render;
 
 #[derive(Debug, Args)]
@@ -99,12 +99,17 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         )));
     }
     let rule = Rule::new(&rule_text, &args.budget.limits());
+    let explain = if global.verbose > 0 {
+        Explain::Always
+    } else {
+        Explain::WhenNotTrue
+    };
     let results: Vec<render::Result> = loaded
         .objects
         .iter()
         .map(|o| render::Result {
             object: o.id(),
-            outcome: rule.evaluate(&o.json, true),
+            outcome: rule.evaluate(&o.json, explain),
         })
         .collect();
     match format {

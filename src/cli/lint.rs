@@ -98,6 +98,17 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         };
         summary.files += 1;
         let report = lint::lint_source(&source, &linter);
+        if global.verbose > 0 {
+            writeln!(
+                io.stderr,
+                "{}: {} documents, {} objects checked, {} skipped, {} findings",
+                source.name(),
+                report.documents,
+                report.linted,
+                report.skipped,
+                report.diagnostics.len()
+            )?;
+        }
         summary.documents += report.documents;
         summary.objects += report.linted;
         summary.skipped += report.skipped;

@@ -57,7 +57,7 @@ pub struct GlobalArgs {
     /// When to use colour; NO_COLOR and a non-terminal output turn `auto` off
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
-    /// Print more detail (repeat for more)
+    /// Print more detail: per-file counts (lint), explanations of true results too (eval, check)
     #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }

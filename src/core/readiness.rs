@@ -47,6 +47,16 @@ pub enum Phase {
     Evaluate,
 }
 
+/// When to break a rule into clauses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Explain {
+    Never,
+    /// For a false or failing result (the default of `eval` and `check`).
+    WhenNotTrue,
+    /// Also for a true result (`-v`).
+    Always,
+}
+
 /// A rule compiled once, for evaluation against many objects.
 pub struct Rule {
     text: String,
@@ -73,9 +83,8 @@ impl Rule {
         }
     }
 
-    /// Evaluates the rule against an object; `explain` adds the clause breakdown for a false
-    /// or failing result.
-    pub fn evaluate(&self, object: &Value, explain: bool) -> RuleOutcome {
+    /// Evaluates the rule against an object, with the clause breakdown `explain` asks for.
+    pub fn evaluate(&self, object: &Value, explain: Explain) -> RuleOutcome {
         let compiled = match &self.compiled {
             None => {
                 return RuleOutcome {
@@ -127,7 +136,9 @@ impl Rule {
                 )
             }
         };
-        let explanation = if explain && result != Some(true) {
+        let explanation = if explain == Explain::Always
+            || (explain == Explain::WhenNotTrue && result != Some(true))
+        {
             compiled.explain(&obj)
         } else {
             Vec::new()
@@ -341,7 +352,13 @@ pub enum Rbac {
 }
 
 /// Checks an SMP as kcm's reconcile would.
-pub fn check_smp(smp: &Value, lookup: &dyn ObjectLookup, rbac: Rbac, limits: &Limits) -> SmpCheck {
+pub fn check_smp(
+    smp: &Value,
+    lookup: &dyn ObjectLookup,
+    rbac: Rbac,
+    limits: &Limits,
+    explain: Explain,
+) -> SmpCheck {
     let id = ObjectId::of(smp);
     let spec = smp.get("spec").cloned().unwrap_or(Value::Null);
     let skipped = if smp
@@ -374,7 +391,7 @@ pub fn check_smp(smp: &Value, lookup: &dyn ObjectLookup, rbac: Rbac, limits: &Li
 
     let mut evaluations = Vec::new();
     let adapter_cond = {
-        let (found, outcome, cond) = ensure(&adapter, "adapter", lookup, limits);
+        let (found, outcome, cond) = ensure(&adapter, "adapter", lookup, limits, explain);
         evaluations.push(Evaluation {
             role: "adapter".into(),
             reference: adapter.clone(),
@@ -395,7 +412,7 @@ pub fn check_smp(smp: &Value, lookup: &dyn ObjectLookup, rbac: Rbac, limits: &Li
     let mut prov_cond: Option<Condition> = None;
     let mut all_ready = true;
     for (i, p) in provisioners.iter().enumerate() {
-        let (found, outcome, cond) = ensure(p, "provisioner", lookup, limits);
+        let (found, outcome, cond) = ensure(p, "provisioner", lookup, limits, explain);
         if prov_cond.is_none() {
             if let Some(c) = cond {
                 prov_cond = Some(c);
@@ -462,6 +479,7 @@ fn ensure(
     role: &str,
     lookup: &dyn ObjectLookup,
     limits: &Limits,
+    explain: Explain,
 ) -> (bool, Option<RuleOutcome>, Option<Condition>) {
     let type_ = if role == "adapter" {
         COND_ADAPTER
@@ -503,7 +521,7 @@ fn ensure(
         return (false, None, Some(fail(REASON_FAILED_TO_GET, msg)));
     };
     let rule = Rule::new(&r.readiness_rule, limits);
-    let outcome = rule.evaluate(object, true);
+    let outcome = rule.evaluate(object, explain);
     let cond = outcome.error.as_ref().map(|e| {
         fail(
             REASON_FAILED_TO_EVALUATE,
@@ -625,6 +643,7 @@ mod tests {
             &set(),
             Rbac::NotEvaluated,
             &Limits::default(),
+            Explain::WhenNotTrue,
         );
         assert!(c.ready, "{:?}", conds(&c));
         assert_eq!(
@@ -640,6 +659,7 @@ mod tests {
             &set(),
             Rbac::NotEvaluated,
             &Limits::default(),
+            Explain::WhenNotTrue,
         );
         assert!(!c.ready);
         assert_eq!(
@@ -658,6 +678,7 @@ mod tests {
             &set(),
             Rbac::NotEvaluated,
             &Limits::default(),
+            Explain::WhenNotTrue,
         );
         assert_eq!(
             conds(&c)[1],
@@ -680,6 +701,7 @@ mod tests {
             &set(),
             Rbac::NotEvaluated,
             &Limits::default(),
+            Explain::WhenNotTrue,
         );
         assert!(conds(&c)[1].starts_with("AdapterReady False FailedToEvaluateReadiness: Failed to evaluate adapter readiness: failed to compile CEL expression: ERROR: <input>:1:1: undeclared reference to 'status'"), "{:?}", conds(&c));
     }
@@ -689,7 +711,13 @@ mod tests {
         let mut s = smp("", "");
         s["spec"]["adapter"]["name"] = json!("nope");
         s["spec"]["provisionerCRDs"][0]["version"] = json!("v2beta1");
-        let c = check_smp(&s, &set(), Rbac::NotEvaluated, &Limits::default());
+        let c = check_smp(
+            &s,
+            &set(),
+            Rbac::NotEvaluated,
+            &Limits::default(),
+            Explain::WhenNotTrue,
+        );
         assert_eq!(
             conds(&c)[1],
             "AdapterReady False FailedToGetAdapter: Failed to get adapter object: deployments.apps \"nope\" not found"
@@ -699,10 +727,22 @@ mod tests {
             "ProvisionerCRDsReady False ProvisionerCRDsNotReady: Failed to validate provisioner CRDs: version v2beta1 not found in CRD helmreleases.helm.toolkit.fluxcd.io"
         );
         s["spec"]["provisionerCRDs"][0]["resources"] = json!(["kustomizations"]);
-        let c = check_smp(&s, &set(), Rbac::NotEvaluated, &Limits::default());
+        let c = check_smp(
+            &s,
+            &set(),
+            Rbac::NotEvaluated,
+            &Limits::default(),
+            Explain::WhenNotTrue,
+        );
         assert!(conds(&c)[3].ends_with("failed to get CRD kustomizations.helm.toolkit.fluxcd.io: customresourcedefinitions.apiextensions.k8s.io \"kustomizations.helm.toolkit.fluxcd.io\" not found"));
         s["spec"]["provisionerCRDs"][0]["group"] = json!("");
-        let c = check_smp(&s, &set(), Rbac::NotEvaluated, &Limits::default());
+        let c = check_smp(
+            &s,
+            &set(),
+            Rbac::NotEvaluated,
+            &Limits::default(),
+            Explain::WhenNotTrue,
+        );
         assert!(conds(&c)[3].ends_with("invalid GVR"));
     }
 
@@ -711,12 +751,26 @@ mod tests {
         let mut s = smp("", "");
         s["spec"]["suspend"] = json!(true);
         assert_eq!(
-            check_smp(&s, &set(), Rbac::NotEvaluated, &Limits::default()).skipped,
+            check_smp(
+                &s,
+                &set(),
+                Rbac::NotEvaluated,
+                &Limits::default(),
+                Explain::WhenNotTrue
+            )
+            .skipped,
             Some(Skipped::Suspended)
         );
         s["spec"].as_object_mut().unwrap().remove("selector");
         assert_eq!(
-            check_smp(&s, &set(), Rbac::NotEvaluated, &Limits::default()).skipped,
+            check_smp(
+                &s,
+                &set(),
+                Rbac::NotEvaluated,
+                &Limits::default(),
+                Explain::WhenNotTrue
+            )
+            .skipped,
             Some(Skipped::SelectorNotDefined)
         );
     }
@@ -725,7 +779,13 @@ mod tests {
     fn invalid_api_version_message_matches_kcm() {
         let mut s = smp("", "");
         s["spec"]["adapter"]["apiVersion"] = json!("a/b/c");
-        let c = check_smp(&s, &set(), Rbac::NotEvaluated, &Limits::default());
+        let c = check_smp(
+            &s,
+            &set(),
+            Rbac::NotEvaluated,
+            &Limits::default(),
+            Explain::WhenNotTrue,
+        );
         assert_eq!(
             conds(&c)[1],
             "AdapterReady False FailedToGetAdapter: Failed to get adapter object: failed to get GVK from resource reference {a/b/c Deployment flux-adapter kcm-system }: invalid API version a/b/c for resource reference {a/b/c Deployment flux-adapter kcm-system }"
