@@ -9,7 +9,7 @@ use super::input;
 use super::{
     CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
-use crate::core::objects::{self, LoadedObject};
+use crate::core::objects::LoadedObject;
 use crate::core::readiness::{self, Explain, ObjectSet, Rbac};
 use crate::output::check as render;
 
@@ -34,29 +34,9 @@ pub struct CheckArgs {
     pub budget: BudgetArgs,
 }
 
-fn load_all(paths: &[PathBuf], io: &mut Io) -> Result<Vec<LoadedObject>, CliError> {
-    let mut out = Vec::new();
-    for path in input::expand_paths(paths) {
-        let source = input::read_source(&path?, io.stdin)?;
-        let loaded = objects::load_values(&source);
-        if let Some(d) = loaded.diagnostics.first() {
-            let (pos, _) = d.position().unwrap_or_default();
-            return Err(CliError::Fatal(format!(
-                "{}:{}:{}: {}",
-                source.name(),
-                pos.line,
-                pos.column,
-                d.message
-            )));
-        }
-        out.extend(loaded.objects);
-    }
-    Ok(out)
-}
-
 pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let format = output_format(global, "check", &[OutputFormat::Human, OutputFormat::Json])?;
-    let smp_files = load_all(&args.smps, io)?;
+    let smp_files = input::load_objects(&args.smps, io.stdin)?;
     let smps: Vec<&LoadedObject> = smp_files
         .iter()
         .filter(|o| o.kind() == "StateManagementProvider")
@@ -66,7 +46,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             "no StateManagementProvider in the given files".into(),
         ));
     }
-    let others = load_all(&args.objects, io)?;
+    let others = input::load_objects(&args.objects, io.stdin)?;
     let set = ObjectSet::new(
         smp_files
             .iter()

@@ -9,7 +9,6 @@ use super::{
     CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
 use crate::core::cel::Limits;
-use crate::core::objects;
 use crate::core::readiness::{Explain, Rule};
 use crate::output::eval as render;
 
@@ -80,22 +79,11 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
         (None, None) => unreachable!("clap requires RULE or --rule-file"),
     };
-    let source = input::read_source(&args.file, io.stdin)?;
-    let loaded = objects::load_values(&source);
-    if let Some(d) = loaded.diagnostics.first() {
-        let (pos, _) = d.position().unwrap_or_default();
-        return Err(CliError::Fatal(format!(
-            "{}:{}:{}: {}",
-            source.name(),
-            pos.line,
-            pos.column,
-            d.message
-        )));
-    }
-    if loaded.objects.is_empty() {
+    let objects = input::load_objects(std::slice::from_ref(&args.file), io.stdin)?;
+    if objects.is_empty() {
         return Err(CliError::Fatal(format!(
             "{}: no objects to evaluate",
-            source.name()
+            args.file.display()
         )));
     }
     let rule = Rule::new(&rule_text, &args.budget.limits());
@@ -104,8 +92,7 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     } else {
         Explain::WhenNotTrue
     };
-    let results: Vec<render::Result> = loaded
-        .objects
+    let results: Vec<render::Result> = objects
         .iter()
         .map(|o| render::Result {
             object: o.id(),

@@ -146,6 +146,29 @@ pub fn source_from_bytes(name: String, bytes: Vec<u8>) -> Result<Arc<Source>, In
     }
 }
 
+/// Reads the objects of every path (files, directories, `-`) for evaluation. The first
+/// problem of a source (invalid YAML, a document that is not an object) is an error naming
+/// the file, line and column: evaluating part of a file would give a misleading verdict.
+pub fn load_objects(
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+) -> Result<Vec<crate::core::objects::LoadedObject>, InputError> {
+    let mut out = Vec::new();
+    for path in expand_paths(paths) {
+        let source = read_source(&path?, stdin)?;
+        let loaded = crate::core::objects::load_values(&source);
+        if let Some(d) = loaded.diagnostics.first() {
+            let (pos, _) = d.position().unwrap_or_default();
+            return Err(InputError::new(
+                format!("{}:{}:{}", source.name(), pos.line, pos.column),
+                d.message.clone(),
+            ));
+        }
+        out.extend(loaded.objects);
+    }
+    Ok(out)
+}
+
 fn too_large(name: &str, len: u64) -> InputError {
     InputError::new(
         name,
