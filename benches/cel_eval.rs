@@ -1,10 +1,19 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
-use kubectl_ksm::core::cel::{Limits, Object, compile};
+use kubectl_ksm::core::cel::{Limits, Object, Verdict, compile};
+use kubectl_ksm::core::readiness::{Explain, Rule};
+
+const SEEDS_DEPLOYMENT_RULE: &str = "self.status.availableReplicas == self.status.replicas && \
+     self.status.availableReplicas == self.status.updatedReplicas && \
+     self.status.availableReplicas == self.status.readyReplicas";
 
 fn deployment() -> Object {
-    Object::from_json(&serde_json::json!({
+    Object::from_json(&deployment_json())
+}
+
+fn deployment_json() -> serde_json::Value {
+    serde_json::json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": "default", "generation": 3,
                      "labels": {"app": "web", "tier": "frontend"},
@@ -16,21 +25,27 @@ fn deployment() -> Object {
                    "conditions": [
                        {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
                        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}]}
-    }))
+    })
 }
 
 fn bench(c: &mut Criterion) {
     let obj = deployment();
-    let rule = compile(
-        "self.status.availableReplicas == self.status.replicas && \
-         self.status.availableReplicas == self.status.updatedReplicas && \
-         self.status.availableReplicas == self.status.readyReplicas",
-        &Limits::default(),
-    )
-    .expect("rule compiles");
+    let rule = compile(SEEDS_DEPLOYMENT_RULE, &Limits::default()).expect("rule compiles");
+    assert_eq!(rule.evaluate(&obj), Verdict::True);
     c.bench_function("evaluate deployment readiness", |b| {
         b.iter(|| black_box(rule.evaluate(black_box(&obj))))
     });
+    // The same rule through readiness::Rule, which converts the JSON object on every call.
+    let json = deployment_json();
+    let readiness_rule = Rule::new(SEEDS_DEPLOYMENT_RULE, &Limits::default());
+    assert_eq!(
+        readiness_rule.evaluate(&json, Explain::Never).result,
+        Some(true)
+    );
+    c.bench_function(
+        "evaluate deployment readiness from JSON (readiness::Rule)",
+        |b| b.iter(|| black_box(readiness_rule.evaluate(black_box(&json), Explain::Never))),
+    );
     let rule = compile(
         "self.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')",
         &Limits::default(),
@@ -49,5 +64,27 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// An evaluation that runs into the default cost budget (Limits::default().max_cost):
+/// 500 × 500 × 500 iterations are far more than 50,000,000 steps.
+fn budget(c: &mut Criterion) {
+    let items: Vec<i64> = (0..500).collect();
+    let obj = Object::from_json(&serde_json::json!({ "items": items }));
+    let rule = compile(
+        "self.items.all(x, self.items.all(y, self.items.all(z, x + y + z >= 0)))",
+        &Limits::default(),
+    )
+    .expect("rule compiles");
+    match rule.evaluate(&obj) {
+        Verdict::Error(e) => assert!(e.budget_exceeded, "{e}"),
+        v => panic!("expected the budget to stop the evaluation, got {v:?}"),
+    }
+    let mut g = c.benchmark_group("budget");
+    g.sample_size(10);
+    g.bench_function("evaluation stopped by the default budget", |b| {
+        b.iter(|| black_box(rule.evaluate(black_box(&obj))))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, budget);
 criterion_main!(benches);

@@ -12,6 +12,8 @@ pub struct Source {
     name: String,
     text: String,
     line_starts: Vec<usize>,
+    /// Character and byte offsets coincide (the common case), so columns need no scan.
+    ascii: bool,
 }
 
 /// A 1-based line and column; the column counts characters, as editors and kubectl do.
@@ -28,6 +30,7 @@ impl Source {
         line_starts.extend(memchr_newlines(&text));
         Arc::new(Source {
             name: name.into(),
+            ascii: text.is_ascii(),
             text,
             line_starts,
         })
@@ -51,6 +54,9 @@ impl Source {
             .get(line)
             .copied()
             .unwrap_or(self.text.len());
+        if self.ascii {
+            return (start + col_chars).min(end);
+        }
         let line_text = &self.text[start..end];
         start
             + line_text
@@ -121,6 +127,13 @@ mod tests {
         assert_eq!(src.line_col(off), LineCol { line: 2, column: 5 });
         let e = src.text().find('é').unwrap();
         assert_eq!(src.line_col(e + 2), LineCol { line: 1, column: 5 });
+    }
+
+    #[test]
+    fn offset_of_ascii_fast_path_agrees_and_clamps() {
+        let src = Source::new("t", "ab: 1\nkey: value\n");
+        assert_eq!(&src.text()[src.offset_of(2, 5)..][..5], "value");
+        assert_eq!(src.offset_of(1, 99), 6);
     }
 
     #[test]

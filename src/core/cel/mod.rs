@@ -39,7 +39,10 @@ pub struct Limits {
     pub max_code_points: usize,
     /// Deepest nesting of the rule (cel-go: 250). Values above 1000 are treated as 1000.
     pub max_recursion_depth: u16,
-    /// Evaluation budget in cost units (about one unit per sub-expression evaluation).
+    /// Evaluation budget in cost units (one unit per sub-expression evaluated, plus the
+    /// elements a concatenation copies). The default stops an evaluation after about 0.7 s on
+    /// the benchmark machine (14.5 ns a unit, BENCHMARKS.md): bounded, yet far above anything a
+    /// readiness rule over a status object needs, since kcm itself sets no budget.
     pub max_cost: u64,
 }
 
@@ -48,7 +51,7 @@ impl Default for Limits {
         Limits {
             max_code_points: 100_000,
             max_recursion_depth: 250,
-            max_cost: 1_000_000,
+            max_cost: 50_000_000,
         }
     }
 }
@@ -223,24 +226,113 @@ pub fn compile_with(
     let limits = limits.clone();
     let decls = decls.clone();
     let job = move || compile_inner(source, &limits, &decls, options);
-    // parse and check on a thread with a large stack; the tree is dropped there too
+    let internal_error = || {
+        Err(vec![CompileError {
+            kind: CompileErrorKind::Syntax,
+            message: "internal error while compiling the expression".into(),
+            span: None,
+        }])
+    };
+    // Parse and check on a thread with a large stack; the parser's tree is dropped there too.
+    // Short rules go to a long-lived compiler thread (starting a thread per rule costs more
+    // than compiling it); long ones, and callers that find it busy, get a thread of their own.
+    let job: Box<dyn FnOnce() -> Result<CompiledRule, Vec<CompileError>> + Send> =
+        if size <= WORKER_MAX_CODE_POINTS {
+            match worker::run(job) {
+                Ok(Ok(result)) => return result,
+                Ok(Err(_panicked)) => return internal_error(),
+                Err(job) => job,
+            }
+        } else {
+            Box::new(job)
+        };
     match std::thread::Builder::new()
         .name("cel-compile".into())
         .stack_size(COMPILE_STACK)
         .spawn(job)
     {
-        Ok(handle) => handle.join().unwrap_or_else(|_| {
-            Err(vec![CompileError {
-                kind: CompileErrorKind::Syntax,
-                message: "internal error while compiling the expression".into(),
-                span: None,
-            }])
-        }),
+        Ok(handle) => handle.join().unwrap_or_else(|_| internal_error()),
         Err(_) => Err(vec![CompileError {
             kind: CompileErrorKind::Syntax,
             message: "cannot start the compiler thread".into(),
             span: None,
         }]),
+    }
+}
+
+/// Rules up to this many code points are compiled on the long-lived compiler thread (readiness
+/// rules are a few hundred); longer ones, whose parse may go deep into the stack, get a
+/// thread of their own, so the long-lived thread never keeps a large stack resident.
+const WORKER_MAX_CODE_POINTS: usize = 1024;
+
+/// The long-lived compiler thread: one at a time, jobs are handed over and waited for.
+mod worker {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+    use std::sync::{Mutex, TryLockError};
+
+    use super::{COMPILE_STACK, CompileError, CompiledRule};
+
+    type Output = Result<CompiledRule, Vec<CompileError>>;
+    /// A job returns its result, or `Err` if it panicked.
+    type Job = Box<dyn FnOnce() -> Output + Send>;
+    type Reply = std::thread::Result<Output>;
+
+    struct Worker {
+        jobs: SyncSender<Job>,
+        replies: Receiver<Reply>,
+    }
+
+    /// Held for the whole of a compile: a concurrent caller does not queue behind it.
+    static WORKER: Mutex<Option<Worker>> = Mutex::new(None);
+
+    fn start() -> Option<Worker> {
+        let (jobs, job_rx) = sync_channel::<Job>(0);
+        let (reply_tx, replies) = sync_channel::<Reply>(1);
+        std::thread::Builder::new()
+            .name("cel-compile".into())
+            .stack_size(COMPILE_STACK)
+            .spawn(move || {
+                for job in job_rx {
+                    let reply = catch_unwind(AssertUnwindSafe(job));
+                    if reply_tx.send(reply).is_err() {
+                        break;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Worker { jobs, replies })
+    }
+
+    /// Runs `job` on the compiler thread. Gives the job back when the thread is busy (another
+    /// caller compiles) or cannot be started.
+    pub(super) fn run(
+        job: impl FnOnce() -> Output + Send + 'static,
+    ) -> Result<Reply, Box<dyn FnOnce() -> Output + Send>> {
+        let job: Job = Box::new(job);
+        let mut guard = match WORKER.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return Err(job),
+        };
+        if guard.is_none() {
+            *guard = start();
+        }
+        let Some(worker) = guard.as_ref() else {
+            return Err(job);
+        };
+        if let Err(returned) = worker.jobs.send(job) {
+            // The thread is gone: start afresh next time, and compile elsewhere now.
+            *guard = None;
+            return Err(returned.0);
+        }
+        match worker.replies.recv() {
+            Ok(reply) => Ok(reply),
+            Err(_) => {
+                *guard = None;
+                Ok(Err(Box::new("the compiler thread stopped")))
+            }
+        }
     }
 }
 

@@ -6,7 +6,10 @@
 
 pub mod rules;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::Range;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -90,6 +93,46 @@ impl Target {
 pub struct Linter {
     pub cel_limits: cel::Limits,
     pub yaml_limits: yaml::Limits,
+    /// Compile results by rule text (compiled under `cel_limits`).
+    pub(crate) compiled: Memo<String, Rc<CompileResult>>,
+    /// KSM204 findings by rule text, target apiVersion and kind.
+    pub(crate) unguarded: Memo<(String, String, String), Rc<Vec<rules::Unguarded>>>,
+}
+
+/// A bounded memo of a deterministic function's results: SMPs repeat their rules (the
+/// provisioners of one SMP, the SMPs of a repository), and compiling and analysing a rule are
+/// the costliest steps of linting one. Only short keys are remembered, at most
+/// [`MEMO_MAX_ENTRIES`] of them; the memo starts afresh when full.
+#[derive(Debug)]
+pub(crate) struct Memo<K, V> {
+    map: RefCell<HashMap<K, V>>,
+}
+
+impl<K, V> Default for Memo<K, V> {
+    fn default() -> Self {
+        Memo {
+            map: RefCell::new(HashMap::new()),
+        }
+    }
+}
+
+/// Rule texts longer than this (in bytes) are not remembered.
+pub(crate) const MEMO_MAX_RULE_BYTES: usize = 1024;
+const MEMO_MAX_ENTRIES: usize = 256;
+
+impl<K: Eq + std::hash::Hash, V: Clone> Memo<K, V> {
+    pub(crate) fn get_or_insert_with(&self, key: K, f: impl FnOnce() -> V) -> V {
+        if let Some(v) = self.map.borrow().get(&key) {
+            return v.clone();
+        }
+        let v = f();
+        let mut map = self.map.borrow_mut();
+        if map.len() >= MEMO_MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, v.clone());
+        v
+    }
 }
 
 /// A readiness rule of an SMP with where it is and what it reads.
@@ -102,7 +145,8 @@ pub struct RuleSite<'a> {
     /// apiVersion and kind of the object the rule is evaluated against.
     pub target_api_version: &'a str,
     pub target_kind: &'a str,
-    pub compiled: Result<cel::CompiledRule, Vec<cel::CompileError>>,
+    /// Shared with the other sites of the same rule text (see [`compile_rule`]).
+    pub compiled: Rc<CompileResult>,
 }
 
 /// What a check sees of one object.
@@ -307,7 +351,7 @@ fn readiness_rules<'a>(
         };
         let s = |k: &str| reference.get(k).and_then(Value::as_str).unwrap_or("");
         sites.push(RuleSite {
-            compiled: cel::compile(text, &linter.cel_limits),
+            compiled: compile_rule(text, linter),
             path,
             node: node.resolved(),
             text,
@@ -317,6 +361,19 @@ fn readiness_rules<'a>(
     }
     sites
 }
+
+/// Compiles a readiness rule under the linter's limits, remembering the result (see [`Memo`]).
+pub fn compile_rule(text: &str, linter: &Linter) -> Rc<CompileResult> {
+    if text.len() > MEMO_MAX_RULE_BYTES {
+        return Rc::new(cel::compile(text, &linter.cel_limits));
+    }
+    linter.compiled.get_or_insert_with(text.to_string(), || {
+        Rc::new(cel::compile(text, &linter.cel_limits))
+    })
+}
+
+/// What compiling a readiness rule gives.
+pub type CompileResult = Result<cel::CompiledRule, Vec<cel::CompileError>>;
 
 pub fn key(k: &str) -> PathSeg {
     PathSeg::Key(k.to_string())

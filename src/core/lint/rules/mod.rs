@@ -15,6 +15,8 @@ mod schema;
 mod selector;
 mod unguarded_field;
 
+pub(crate) use unguarded_field::Unguarded;
+
 use super::{Context, RuleInfo, Target};
 use crate::diag::Diagnostic;
 

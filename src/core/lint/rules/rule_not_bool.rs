@@ -30,7 +30,7 @@ Compare the value: `size(self.status.conditions) > 0`.
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for site in &ctx.rules {
-        let Ok(compiled) = &site.compiled else {
+        let Ok(compiled) = &*site.compiled else {
             continue;
         };
         let ty = compiled.result_type();

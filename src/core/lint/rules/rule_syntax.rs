@@ -38,7 +38,7 @@ pub fn is_syntax(e: &cel::CompileError) -> bool {
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for site in &ctx.rules {
-        let Err(errors) = &site.compiled else {
+        let Err(errors) = &*site.compiled else {
             continue;
         };
         for e in errors.iter().filter(|e| is_syntax(e)) {

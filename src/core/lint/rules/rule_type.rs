@@ -36,7 +36,7 @@ functions, and compare numbers of the same type (`1 == 1`, `double(x) < 1.5`).
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for site in &ctx.rules {
-        let Err(errors) = &site.compiled else {
+        let Err(errors) = &*site.compiled else {
             continue;
         };
         for e in errors.iter().filter(|e| !super::rule_syntax::is_syntax(e)) {

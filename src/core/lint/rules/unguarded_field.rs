@@ -7,11 +7,12 @@
 
 use std::collections::BTreeSet;
 use std::ops::Range;
+use std::rc::Rc;
 
 use cel::common::ast::{Expr, LiteralValue};
 use cel::parser::{Expression, Parser};
 
-use crate::core::lint::{Context, RuleInfo, RuleSite};
+use crate::core::lint::{Context, MEMO_MAX_RULE_BYTES, RuleInfo, RuleSite};
 use crate::diag::{Diagnostic, Severity};
 
 pub static INFO: RuleInfo = RuleInfo {
@@ -121,7 +122,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let risky = Risky::for_target(site.target_api_version, site.target_kind);
-        let found = unguarded_reads(site.text, &risky);
+        let found = unguarded_reads_memo(ctx, site, &risky);
         let Some(first) = found.first() else { continue };
         let names: Vec<String> = found
             .iter()
@@ -211,7 +212,7 @@ impl Risky {
 
 /// A read of a path that may be missing.
 #[derive(Debug, Clone, PartialEq)]
-struct Unguarded {
+pub(crate) struct Unguarded {
     /// The risky prefix of the read, e.g. `["status", "readyReplicas"]`.
     path: Vec<String>,
     /// The first segment index that may be missing (for guards: `status` is always present
@@ -219,6 +220,22 @@ struct Unguarded {
     risky_from: usize,
     /// Byte range in the rule text.
     span: Range<usize>,
+}
+
+/// [`unguarded_reads`] of a rule site, remembered by the linter: the result depends only on
+/// the rule text and the target's apiVersion and kind, and the analysis parses the rule.
+fn unguarded_reads_memo(ctx: &Context, site: &RuleSite, risky: &Risky) -> Rc<Vec<Unguarded>> {
+    if site.text.len() > MEMO_MAX_RULE_BYTES {
+        return Rc::new(unguarded_reads(site.text, risky));
+    }
+    let key = (
+        site.text.to_string(),
+        site.target_api_version.to_string(),
+        site.target_kind.to_string(),
+    );
+    ctx.linter
+        .unguarded
+        .get_or_insert_with(key, || Rc::new(unguarded_reads(site.text, risky)))
 }
 
 fn unguarded_reads(rule: &str, risky: &Risky) -> Vec<Unguarded> {
