@@ -140,7 +140,7 @@ pub fn for_each_object(
             Err(e) => {
                 loaded.diagnostics.push(
                     Diagnostic::error(CODE_SYNTAX, e.message)
-                        .at(source, first_line(source, e.offset..e.offset + 1))
+                        .at(source, source.first_line(e.offset..e.offset + 1))
                         .help(
                             "simplify the document: anchors and aliases must not multiply its size",
                         ),
@@ -198,7 +198,7 @@ fn push_objects(
                     root.type_name()
                 ),
             )
-            .at(source, first_line(source, root.span.clone()))
+            .at(source, source.first_line(root.span.clone()))
             .help("a manifest document must be a mapping with apiVersion, kind and metadata"),
         );
         return;
@@ -260,12 +260,6 @@ fn push_objects(
         node: root,
         json,
     });
-}
-
-fn first_line(source: &Source, span: std::ops::Range<usize>) -> std::ops::Range<usize> {
-    let text = &source.text()[source.clamp(span.clone())];
-    let first = text.split('\n').next().unwrap_or("").trim_end();
-    span.start..span.start + first.len()
 }
 
 /// `List` and `<Kind>List` (as `kubectl get -o yaml` writes them) hold their objects in `items`.

@@ -99,6 +99,18 @@ impl Source {
         offset
     }
 
+    /// A span limited to its first line, without trailing blanks: a collection's span covers
+    /// all its lines, and a label on one line reads better.
+    pub fn first_line(&self, span: Range<usize>) -> Range<usize> {
+        let span = self.clamp(span);
+        let first = self.text[span.clone()]
+            .split('\n')
+            .next()
+            .unwrap_or("")
+            .trim_end();
+        span.start..span.start + first.len()
+    }
+
     /// Clamp a byte range to the text and to character boundaries.
     pub fn clamp(&self, range: Range<usize>) -> Range<usize> {
         let start = self.floor_char_boundary(range.start.min(self.text.len()));

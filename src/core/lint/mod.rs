@@ -178,12 +178,12 @@ impl<'a> Context<'a> {
     /// The span to show for a path: the value if present, otherwise the nearest present
     /// ancestor's key (so "missing field" points at the mapping that lacks it).
     pub fn span_at(&self, path: &[PathSeg]) -> Range<usize> {
-        first_line(self.source(), span_at(self.root(), path, false))
+        self.source().first_line(span_at(self.root(), path, false))
     }
 
     /// The span of the key of the last path segment (for unknown fields).
     pub fn key_span_at(&self, path: &[PathSeg]) -> Range<usize> {
-        first_line(self.source(), span_at(self.root(), path, true))
+        self.source().first_line(span_at(self.root(), path, true))
     }
 
     /// A diagnostic pointing at `span` of this object's source.
@@ -240,33 +240,6 @@ fn span_at(root: &Node, path: &[PathSeg], key: bool) -> Range<usize> {
         node = n;
     }
     best
-}
-
-/// A span limited to its first line, without trailing blanks: a collection's span covers
-/// all its lines, and a label on one line reads better.
-fn first_line(source: &Source, span: Range<usize>) -> Range<usize> {
-    let text = &source.text()[source.clamp(span.clone())];
-    let first = text.split('\n').next().unwrap_or("").trim_end();
-    span.start..span.start + first.len()
-}
-
-/// Formats a path as `spec.provisioner[0].readinessRule`.
-pub fn path_string(path: &[PathSeg]) -> String {
-    let mut s = String::new();
-    for seg in path {
-        match seg {
-            PathSeg::Key(k) => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(k);
-            }
-            PathSeg::Index(i) => {
-                s.push_str(&format!("[{i}]"));
-            }
-        }
-    }
-    s
 }
 
 /// The result of linting one source.

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use crate::core::cel;
 use crate::core::crds;
-use crate::core::lint::{Context, RuleInfo, path_string};
-use crate::core::schema::{PathSeg, RuleEvaluator, ViolationKind};
+use crate::core::lint::{Context, RuleInfo};
+use crate::core::schema::{PathSeg, RuleEvaluator, ViolationKind, format_path};
 use crate::diag::{Diagnostic, Severity};
 
 pub static UNKNOWN_FIELD: RuleInfo = RuleInfo {
@@ -283,7 +283,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             } else {
                 d = d.help(format!(
                     "remove `{}` or move it where the CRD defines it: the API server drops unknown fields silently",
-                    path_string(&v.path)
+                    format_path(&v.path)
                 ));
             }
         }
