@@ -4,7 +4,7 @@
 #![no_main]
 
 use kubectl_ksm::core::cel::{self, Limits, Object};
-use kubectl_ksm::core::readiness::Rule;
+use kubectl_ksm::core::readiness::{Explain, Rule};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = c.explain(&obj);
     }
 
-    let outcome = Rule::new(&rule, &limits).evaluate(&value, true);
+    let outcome = Rule::new(&rule, &limits).evaluate(&value, Explain::Always);
     if let Some(e) = &outcome.error {
         let _ = (&e.message, &e.kcm_message);
     }
