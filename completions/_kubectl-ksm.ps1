@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Lint StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService manifests')
             [CompletionResult]::new('eval', 'eval', [CompletionResultType]::ParameterValue, 'Evaluate a readiness rule against saved objects, with an explanation')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check a StateManagementProvider against saved objects: the conditions kcm would set')
+            [CompletionResult]::new('render', 'render', [CompletionResultType]::ParameterValue, 'Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
             [CompletionResult]::new('__complete', '__complete', [CompletionResultType]::ParameterValue, 'Completion protocol used by the kubectl_complete-ksm script')
             break
@@ -71,6 +72,21 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
         'kubectl-ksm;check' {
             [CompletionResult]::new('--objects', '--objects', [CompletionResultType]::ParameterName, 'Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)')
             [CompletionResult]::new('--cost-limit', '--cost-limit', [CompletionResultType]::ParameterName, 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-ksm;render' {
+            [CompletionResult]::new('--templates', '--templates', [CompletionResultType]::ParameterName, 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)')
+            [CompletionResult]::new('--smp', '--smp', [CompletionResultType]::ParameterName, 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels')
+            [CompletionResult]::new('--system-namespace', '--system-namespace', [CompletionResultType]::ParameterName, 'kcm''s system namespace (self-management ServiceSets of a MultiClusterService live there)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')

@@ -31,6 +31,9 @@ _kubectl__ksm() {
             kubectl__ksm,lint)
                 cmd="kubectl__ksm__subcmd__lint"
                 ;;
+            kubectl__ksm,render)
+                cmd="kubectl__ksm__subcmd__render"
+                ;;
             *)
                 ;;
         esac
@@ -38,18 +41,18 @@ _kubectl__ksm() {
 
     case "${cmd}" in
         kubectl__ksm)
-            opts="-o -v -h -V --output --color --verbose --help --version lint eval check generate __complete"
+            opts="-o -v -h -V --output --color --verbose --help --version lint eval check render generate __complete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -71,11 +74,11 @@ _kubectl__ksm() {
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -105,11 +108,11 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -147,11 +150,11 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -177,11 +180,11 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -207,11 +210,49 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__ksm__subcmd__render)
+            opts="-o -v -h -V --templates --smp --system-namespace --output --color --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --templates)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --smp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -27,7 +27,8 @@ end
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
-github\t'GitHub Actions workflow annotations'"
+github\t'GitHub Actions workflow annotations'
+yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -37,13 +38,15 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s V -l version -d
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "lint" -d 'Lint StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService manifests'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "eval" -d 'Evaluate a readiness rule against saved objects, with an explanation'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "check" -d 'Check a StateManagementProvider against saved objects: the conditions kcm would set'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "render" -d 'Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "__complete" -d 'Completion protocol used by the kubectl_complete-ksm script'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l explain -d 'Print the documentation of a check (code such as KSM204, or its name)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
-github\t'GitHub Actions workflow annotations'"
+github\t'GitHub Actions workflow annotations'
+yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -58,7 +61,8 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l cost-li
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
-github\t'GitHub Actions workflow annotations'"
+github\t'GitHub Actions workflow annotations'
+yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -70,18 +74,34 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l cost-l
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
-github\t'GitHub Actions workflow annotations'"
+github\t'GitHub Actions workflow annotations'
+yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l templates -d 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l smp -d 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l system-namespace -d 'kcm\'s system namespace (self-management ServiceSets of a MultiClusterService live there)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'Machine-readable JSON'
+sarif\t'SARIF 2.1.0 (code scanning)'
+github\t'GitHub Actions workflow annotations'
+yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -l out -d 'Directory that receives completions/ and man/' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
-github\t'GitHub Actions workflow annotations'"
+github\t'GitHub Actions workflow annotations'
+yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -91,7 +111,8 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s V -
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
-github\t'GitHub Actions workflow annotations'"
+github\t'GitHub Actions workflow annotations'
+yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand __complete" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"

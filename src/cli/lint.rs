@@ -127,6 +127,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             render::github(io.stdout, &diagnostics)?;
             writeln!(io.stdout, "{}", summary.line())?;
         }
+        OutputFormat::Yaml => unreachable!("output_format() refuses -o yaml for lint"),
     }
     Ok(if unreadable {
         EXIT_ERROR

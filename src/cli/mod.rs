@@ -9,6 +9,7 @@ pub mod eval;
 pub mod generate;
 pub mod input;
 pub mod lint;
+pub mod render;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
@@ -72,6 +73,8 @@ pub enum OutputFormat {
     Sarif,
     /// GitHub Actions workflow annotations
     Github,
+    /// YAML (multi-document, ready for `kubectl apply -f -`)
+    Yaml,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -90,6 +93,8 @@ pub enum Command {
     Eval(eval::EvalArgs),
     /// Check a StateManagementProvider against saved objects: the conditions kcm would set
     Check(check::CheckArgs),
+    /// Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces
+    Render(render::RenderArgs),
     /// Write shell completions and man pages (for packagers and the repository)
     #[command(hide = true)]
     Generate(generate::GenerateArgs),
@@ -181,6 +186,7 @@ pub fn run(
         Command::Lint(a) => lint::run(a, &cli.global, &mut io),
         Command::Eval(a) => eval::run(a, &cli.global, &mut io),
         Command::Check(a) => check::run(a, &cli.global, &mut io),
+        Command::Render(a) => render::run(a, &cli.global, &mut io),
         Command::Generate(a) => generate::run(a, &mut io),
         Command::Complete(a) => complete::run(a, &mut io),
     };

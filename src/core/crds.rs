@@ -1,8 +1,12 @@
 //! The real kcm and Flux CRDs, embedded at build time (testdata/crds/) and parsed on first use.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
-use crate::core::schema::Crd;
+use serde_json::Value;
+
+use crate::core::cel;
+use crate::core::schema::{Crd, RuleEvaluator, Violation};
 use crate::diag::Source;
 use crate::diag::yaml::{self, Limits};
 
@@ -72,6 +76,41 @@ pub fn crd(kind: &str) -> Option<&'static Crd> {
 /// Every embedded kind.
 pub fn kinds() -> impl Iterator<Item = &'static str> {
     EMBEDDED.iter().map(|(k, _)| *k)
+}
+
+/// Evaluates the CRDs' x-kubernetes-validations rules with the project's CEL, compiling each
+/// rule once (the CRDs hold a few dozen).
+#[derive(Default)]
+pub struct CrdRules {
+    compiled: Mutex<HashMap<String, Option<cel::CompiledRule>>>,
+}
+
+impl RuleEvaluator for CrdRules {
+    fn eval(&self, rule: &str, value: &Value) -> Option<bool> {
+        let mut cache = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+        let compiled = cache
+            .entry(rule.to_string())
+            .or_insert_with(|| cel::compile(rule, &cel::Limits::default()).ok());
+        let object = cel::Object::from_json(value);
+        match compiled.as_ref()?.evaluate(&object) {
+            cel::Verdict::True => Some(true),
+            cel::Verdict::False => Some(false),
+            cel::Verdict::Error(_) => None,
+        }
+    }
+}
+
+/// The shared evaluator of CRD validation rules.
+pub fn rule_evaluator() -> &'static CrdRules {
+    static RULES: OnceLock<CrdRules> = OnceLock::new();
+    RULES.get_or_init(CrdRules::default)
+}
+
+/// Validates an object of an embedded kind against its CRD as the API server would on create
+/// (status is not validated: the server ignores it). None if the kind is not embedded.
+pub fn validate(object: &Value) -> Option<Vec<Violation>> {
+    let kind = object.get("kind")?.as_str()?;
+    Some(crd(kind)?.validate_as_create(object, rule_evaluator()))
 }
 
 fn parse(text: &str) -> Crd {

@@ -7,4 +7,5 @@ pub mod crds;
 pub mod lint;
 pub mod objects;
 pub mod readiness;
+pub mod render;
 pub mod schema;

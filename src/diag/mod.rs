@@ -16,6 +16,9 @@ pub use source::{LineCol, Source};
 pub enum Severity {
     Error,
     Warning,
+    /// Something the user should know that is not a problem (e.g. a service that renders no
+    /// object because it is being uninstalled).
+    Info,
 }
 
 impl Severity {
@@ -23,6 +26,7 @@ impl Severity {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Info => "info",
         }
     }
 }

@@ -312,6 +312,10 @@ fn float_json(f: f64, offset: usize, server: bool) -> Result<Value, YamlError> {
 }
 
 /// Resolves a plain scalar like sigs.k8s.io/yaml (go-yaml v2, YAML 1.1 types).
+pub fn resolve_plain_scalar(text: &str) -> ScalarValue {
+    resolve_plain(text)
+}
+
 fn resolve_plain(text: &str) -> ScalarValue {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return ScalarValue::Null,

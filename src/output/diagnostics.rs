@@ -32,6 +32,7 @@ impl Summary {
             match d.severity {
                 Severity::Error => self.errors += 1,
                 Severity::Warning => self.warnings += 1,
+                Severity::Info => {}
             }
         }
     }
@@ -115,6 +116,7 @@ impl miette::Diagnostic for Report<'_> {
         Some(match self.d.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
+            Severity::Info => miette::Severity::Advice,
         })
     }
 
@@ -231,6 +233,7 @@ fn sarif_level(s: Severity) -> &'static str {
     match s {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Info => "note",
     }
 }
 
@@ -313,6 +316,7 @@ pub fn github(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
         let level = match d.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Info => "notice",
         };
         let mut props = Vec::new();
         if let Some(f) = d.file() {

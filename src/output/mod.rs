@@ -3,3 +3,5 @@
 pub mod check;
 pub mod diagnostics;
 pub mod eval;
+pub mod render;
+pub mod yaml;

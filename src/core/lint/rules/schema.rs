@@ -2,15 +2,11 @@
 //! validates (and prunes) a custom resource. Unknown fields are the dangerous case: the API
 //! server drops them silently, so a misspelled `readinesRule` leaves the rule empty (always ready).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use serde_json::Value;
 
-use crate::core::cel;
 use crate::core::crds;
 use crate::core::lint::{Context, RuleInfo};
-use crate::core::schema::{PathSeg, RuleEvaluator, ViolationKind, format_path};
+use crate::core::schema::{PathSeg, ViolationKind, format_path};
 use crate::diag::{Diagnostic, Severity};
 
 pub static UNKNOWN_FIELD: RuleInfo = RuleInfo {
@@ -201,32 +197,6 @@ Use the served version shown in the message (`k0rdent.mirantis.com/v1beta1`).
 ",
 };
 
-/// Evaluates x-kubernetes-validations rules with the project's CEL, compiling each once.
-#[derive(Default)]
-struct CrdRules {
-    compiled: Mutex<HashMap<String, Option<cel::CompiledRule>>>,
-}
-
-impl RuleEvaluator for CrdRules {
-    fn eval(&self, rule: &str, value: &Value) -> Option<bool> {
-        let mut cache = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
-        let compiled = cache
-            .entry(rule.to_string())
-            .or_insert_with(|| cel::compile(rule, &cel::Limits::default()).ok());
-        let object = cel::Object::from_json(value);
-        match compiled.as_ref()?.evaluate(&object) {
-            cel::Verdict::True => Some(true),
-            cel::Verdict::False => Some(false),
-            cel::Verdict::Error(_) => None,
-        }
-    }
-}
-
-fn crd_rules() -> &'static CrdRules {
-    static RULES: std::sync::OnceLock<CrdRules> = std::sync::OnceLock::new();
-    RULES.get_or_init(CrdRules::default)
-}
-
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     let Some(crd) = crds::crd(ctx.target.kind()) else {
         return;
@@ -262,7 +232,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         );
         return;
     };
-    for v in schema.validate(ctx.json(), crd_rules()) {
+    for v in schema.validate(ctx.json(), crds::rule_evaluator()) {
         let info = match v.kind {
             ViolationKind::UnknownField => &UNKNOWN_FIELD,
             ViolationKind::Required => &REQUIRED,

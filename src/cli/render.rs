@@ -1,0 +1,198 @@
+//! `kubectl ksm render SERVICESET.yaml [--templates PATH...]`: the Flux objects a ServiceSet
+//! produces, printed so that `kubectl apply -f -` takes them. Findings go to stderr.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::Value;
+
+use super::input;
+use super::{
+    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
+};
+use crate::core::objects::LoadedObject;
+use crate::core::render::{self, Inputs, derive};
+use crate::diag::Severity;
+use crate::output::diagnostics as diag_out;
+use crate::output::render as render_out;
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  kubectl ksm render serviceset.yaml --templates templates/
+  kubectl get serviceset dev -n kcm-system -o yaml > ss.yaml
+  kubectl get servicetemplates -n kcm-system -o yaml > templates.yaml
+  kubectl ksm render ss.yaml --templates templates.yaml | kubectl apply --dry-run=server -f -
+
+Exit codes: 0 rendered, 1 rendered with errors for some services (reported on stderr; the
+others are rendered), 2 unusable input.")]
+pub struct RenderArgs {
+    /// A file with the ServiceSet (it may also hold the ServiceTemplates)
+    #[arg(value_name = "SERVICESET")]
+    pub file: PathBuf,
+    /// Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)
+    #[arg(long = "templates", value_name = "PATH", num_args = 1..)]
+    pub templates: Vec<PathBuf>,
+    /// Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels
+    #[arg(long = "smp", value_name = "PATH", num_args = 1..)]
+    pub smp: Vec<PathBuf>,
+    /// kcm's system namespace (self-management ServiceSets of a MultiClusterService live there)
+    #[arg(long, value_name = "NAMESPACE", default_value = "kcm-system")]
+    pub system_namespace: String,
+}
+
+pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
+    let format = output_format(global, "render", &[OutputFormat::Yaml, OutputFormat::Json])?;
+    let main: Vec<Value> = input::load_objects(std::slice::from_ref(&args.file), io.stdin)?
+        .into_iter()
+        .map(|o: LoadedObject| o.json)
+        .collect();
+    let mut all = main.clone();
+    for paths in [&args.templates, &args.smp] {
+        all.extend(
+            input::load_objects(paths, io.stdin)?
+                .into_iter()
+                .map(|o| o.json),
+        );
+    }
+    let of_kind = |objs: &[Value], kind: &str| -> Vec<Value> {
+        objs.iter()
+            .filter(|v| v.get("kind").and_then(Value::as_str) == Some(kind))
+            .cloned()
+            .collect()
+    };
+    let templates = of_kind(&all, "ServiceTemplate");
+    let mut sets = of_kind(&main, "ServiceSet");
+    if sets.is_empty() {
+        sets = derive_service_sets(&main, &all, &templates, &args.system_namespace, io)?;
+    }
+    if sets.is_empty() {
+        return Err(CliError::Fatal(format!(
+            "{}: no ServiceSet, ClusterDeployment or MultiClusterService to render",
+            args.file.display()
+        )));
+    }
+    let mut rendered_objects = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut errors = false;
+    for set in &sets {
+        let r = render::render(&Inputs {
+            service_set: set,
+            templates: &templates,
+        });
+        errors |= r.has_errors();
+        rendered_objects.extend(r.objects);
+        diagnostics.extend(r.diagnostics);
+    }
+    match format {
+        OutputFormat::Json => render_out::json_list(io.stdout, &rendered_objects)?,
+        _ => render_out::yaml_stream(io.stdout, &rendered_objects)?,
+    }
+    diag_out::human(io.stderr, &diagnostics, false)?;
+    let n_err = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if !diagnostics.is_empty() {
+        writeln!(
+            io.stderr,
+            "{} objects rendered; {n_err} errors, {} warnings",
+            rendered_objects.len(),
+            diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Warning)
+                .count()
+        )?;
+    }
+    Ok(if errors { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// The ServiceSets kcm would create for the ClusterDeployments and MultiClusterServices of the
+/// main file (a MultiClusterService: one per matching ClusterDeployment among all the objects,
+/// and the self-management one). Says on stderr which ServiceSet each is.
+fn derive_service_sets(
+    main: &[Value],
+    all: &[Value],
+    templates: &[Value],
+    system_namespace: &str,
+    io: &mut Io,
+) -> Result<Vec<Value>, CliError> {
+    let kind = |v: &Value| {
+        v.get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let smp_for = |source: &Value| -> Option<&Value> {
+        let name = source
+            .pointer("/spec/serviceSpec/provider/name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(derive::DEFAULT_PROVIDER);
+        all.iter().find(|o| {
+            kind(o) == "StateManagementProvider"
+                && o.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+        })
+    };
+    let cds: Vec<&Value> = all
+        .iter()
+        .filter(|o| kind(o) == "ClusterDeployment")
+        .collect();
+    // With a MultiClusterService in the file, its ClusterDeployments are the clusters it
+    // targets, not inputs of their own.
+    let has_mcs = main.iter().any(|o| kind(o) == "MultiClusterService");
+    let mut sets = Vec::new();
+    for source in main {
+        if has_mcs && kind(source) == "ClusterDeployment" {
+            continue;
+        }
+        let derived = match kind(source).as_str() {
+            "ClusterDeployment" => vec![derive::from_cluster_deployment(
+                source,
+                smp_for(source),
+                templates,
+            )],
+            "MultiClusterService" => {
+                let mut out: Vec<_> = cds
+                    .iter()
+                    .map(|cd| {
+                        derive::from_multi_cluster_service(
+                            source,
+                            Some(cd),
+                            smp_for(source),
+                            templates,
+                            system_namespace,
+                        )
+                    })
+                    // A ClusterDeployment the MultiClusterService does not select gets no ServiceSet.
+                    .filter(|r| !r.as_ref().is_err_and(|e| e.contains("does not select")))
+                    .collect();
+                let self_management = source
+                    .pointer("/spec/serviceSpec/provider/selfManagement")
+                    .and_then(Value::as_bool)
+                    == Some(true);
+                if self_management || out.is_empty() {
+                    out.push(derive::from_multi_cluster_service(
+                        source,
+                        None,
+                        smp_for(source),
+                        templates,
+                        system_namespace,
+                    ));
+                }
+                out
+            }
+            _ => continue,
+        };
+        for d in derived {
+            match d {
+                Ok(d) => {
+                    writeln!(io.stderr, "{}", d.explanation)?;
+                    sets.push(d.service_set);
+                }
+                Err(e) => return Err(CliError::Fatal(e)),
+            }
+        }
+    }
+    Ok(sets)
+}

@@ -1,0 +1,111 @@
+//! `kubectl ksm render` over every case of testdata/render/<case>/input.yaml:
+//! - the output (objects on stdout, findings on stderr, exit code) is the case's snapshot,
+//!   testdata/render/<case>/output.snap;
+//! - every rendered object validates against the real Flux CRD (testdata/crds/flux);
+//! - `-o json` and `-o yaml` carry the same objects.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kubectl_ksm::core::crds;
+use kubectl_ksm::diag::{Source, yaml};
+use serde_json::Value;
+
+fn cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/render");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("input.yaml").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn render(case: &Path, format: &str) -> (Option<i32>, String, String) {
+    let rel = case
+        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap()
+        .join("input.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["render", "-o", format])
+        .arg(&rel)
+        .env_clear()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn every_case_renders_as_its_snapshot() {
+    let cases = cases();
+    assert!(cases.len() >= 15, "only {} render cases", cases.len());
+    for case in cases {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let (code, stdout, stderr) = render(&case, "yaml");
+        let text = format!(
+            "exit code: {code:?}\n----- stdout -----\n{stdout}----- stderr -----\n{stderr}"
+        );
+        insta::with_settings!({
+            snapshot_path => case.clone(),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+            description => format!("kubectl ksm render testdata/render/{name}/input.yaml"),
+        }, {
+            insta::assert_snapshot!("output", text);
+        });
+    }
+}
+
+#[test]
+fn every_rendered_object_is_valid_for_its_flux_crd() {
+    let mut checked = 0;
+    for case in cases() {
+        let (_, stdout, _) = render(&case, "json");
+        let list: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(list["kind"], "List");
+        for item in list["items"].as_array().unwrap() {
+            let kind = item["kind"].as_str().unwrap();
+            assert!(matches!(kind, "HelmRelease" | "Kustomization"), "{kind}");
+            let violations = crds::validate(item).expect("an embedded Flux CRD");
+            assert!(
+                violations.is_empty(),
+                "{}: {} {} fails its CRD: {:?}",
+                case.display(),
+                kind,
+                item["metadata"]["name"],
+                violations.iter().map(|v| v.to_string()).collect::<Vec<_>>()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "only {checked} objects checked");
+}
+
+#[test]
+fn yaml_and_json_outputs_carry_the_same_objects() {
+    for case in cases() {
+        let (_, json_out, _) = render(&case, "json");
+        let (_, yaml_out, _) = render(&case, "yaml");
+        let list: Value = serde_json::from_str(&json_out).unwrap();
+        let source = Source::new("render.yaml", yaml_out.clone());
+        let (docs, err) = yaml::parse_documents(&source);
+        assert!(err.is_none(), "{}: {err:?}\n{yaml_out}", case.display());
+        let from_yaml: Vec<Value> = docs
+            .into_iter()
+            .filter_map(|d| d.root)
+            .map(|r| r.to_json_exact(&yaml::Limits::default()).unwrap())
+            .collect();
+        assert_eq!(
+            &from_yaml,
+            list["items"].as_array().unwrap(),
+            "{}",
+            case.display()
+        );
+    }
+}
