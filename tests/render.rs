@@ -109,3 +109,39 @@ fn yaml_and_json_outputs_carry_the_same_objects() {
         );
     }
 }
+
+#[test]
+fn secret_data_never_reaches_the_output() {
+    let dir = std::env::temp_dir().join(format!("ksm-render-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/render/values-and-valuesfrom/input.yaml"),
+    )
+    .unwrap();
+    let with_secret = format!(
+        "{input}\n---\napiVersion: v1\nkind: Secret\nmetadata: {{name: ingress-secret-values, namespace: kcm-system}}\n\
+         data:\n  values.yaml: c2VjcmV0LXBhc3N3b3JkLTEyMzQ=\nstringData:\n  token: secret-password-1234\n"
+    );
+    let file = dir.join("input.yaml");
+    std::fs::write(&file, with_secret).unwrap();
+    for format in ["yaml", "json"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .args(["render", "-o", format])
+            .arg(&file)
+            .env_clear()
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.code().is_some_and(|c| c < 2), "{all}");
+        assert!(!all.contains("c2VjcmV0LXBhc3N3b3JkLTEyMzQ="), "{all}");
+        assert!(!all.contains("secret-password-1234"), "{all}");
+        // The reference is there; the data is not.
+        assert!(all.contains("valuesFrom"), "{all}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
