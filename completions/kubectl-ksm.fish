@@ -39,6 +39,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "lint" -d 'L
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "eval" -d 'Evaluate a readiness rule against saved objects, with an explanation'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "check" -d 'Check a StateManagementProvider against saved objects: the conditions kcm would set'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "render" -d 'Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "doctor" -d 'Diagnose stuck or failed services: SMP → ServiceSet → Flux object → source'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "__complete" -d 'Completion protocol used by the kubectl_complete-ksm script'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l explain -d 'Print the documentation of a check (code such as KSM204, or its name)' -r
@@ -96,6 +97,24 @@ never\t''"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l from -d 'Saved objects to diagnose: files or directories of `kubectl get ... -o yaml` output (Lists or single objects)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s n -l namespace -d 'Only ServiceSets in this namespace' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l serviceset -d 'Only this ServiceSet' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l stuck-after -d 'A service Pending or Provisioning longer than this is stuck (Go duration)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l now -d 'The time to judge ages against (RFC 3339), for reproducible runs on old dumps' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l save -d 'Write the objects used as a support bundle (YAML; Secret data removed)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'Machine-readable JSON'
+sarif\t'SARIF 2.1.0 (code scanning)'
+github\t'GitHub Actions workflow annotations'
+yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s A -l all-namespaces -d 'ServiceSets of every namespace (the default for a dump)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -l out -d 'Directory that receives completions/ and man/' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'

@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod complete;
+pub mod doctor;
 pub mod eval;
 pub mod generate;
 pub mod input;
@@ -95,6 +96,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces
     Render(render::RenderArgs),
+    /// Diagnose stuck or failed services: SMP → ServiceSet → Flux object → source
+    Doctor(doctor::DoctorArgs),
     /// Write shell completions and man pages (for packagers and the repository)
     #[command(hide = true)]
     Generate(generate::GenerateArgs),
@@ -187,6 +190,7 @@ pub fn run(
         Command::Eval(a) => eval::run(a, &cli.global, &mut io),
         Command::Check(a) => check::run(a, &cli.global, &mut io),
         Command::Render(a) => render::run(a, &cli.global, &mut io),
+        Command::Doctor(a) => doctor::run(a, &cli.global, &mut io),
         Command::Generate(a) => generate::run(a, &mut io),
         Command::Complete(a) => complete::run(a, &mut io),
     };

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod diagnostics;
+pub mod doctor;
 pub mod eval;
 pub mod render;
 pub mod yaml;

@@ -165,6 +165,35 @@ pub fn is_flux_duration(s: &str) -> bool {
     true
 }
 
+/// Parses a duration in Flux's grammar (`30s`, `5m`, `1h30m`, `1.5h`, `300ms`).
+pub fn parse_duration(s: &str) -> Option<std::time::Duration> {
+    if !is_flux_duration(s) {
+        return None;
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(rest.len());
+        let value: f64 = rest[..n].parse().ok()?;
+        rest = &rest[n..];
+        let (unit, len) = if rest.starts_with("ms") {
+            (0.001, 2)
+        } else {
+            match rest.as_bytes().first()? {
+                b's' => (1.0, 1),
+                b'm' => (60.0, 1),
+                b'h' => (3600.0, 1),
+                _ => return None,
+            }
+        };
+        total += value * unit;
+        rest = &rest[len..];
+    }
+    Some(std::time::Duration::from_secs_f64(total))
+}
+
 /// A DNS-1123 label: lowercase alphanumerics and `-`, starting and ending alphanumeric, ≤ 63.
 pub fn is_dns1123_label(s: &str) -> bool {
     !s.is_empty()
@@ -255,6 +284,23 @@ mod tests {
             "spec.provider.config.retries: unknown key; valid keys: interval, timeout, prune, wait, suspend, targetNamespace, priority"
         );
         assert!(parse(Some(&json!("x"))).is_err());
+    }
+
+    #[test]
+    fn parses_durations() {
+        assert_eq!(
+            parse_duration("1h30m"),
+            Some(std::time::Duration::from_secs(5400))
+        );
+        assert_eq!(
+            parse_duration("300ms"),
+            Some(std::time::Duration::from_millis(300))
+        );
+        assert_eq!(
+            parse_duration("1.5h"),
+            Some(std::time::Duration::from_secs(5400))
+        );
+        assert_eq!(parse_duration("5 minutes"), None);
     }
 
     #[test]

@@ -1,0 +1,131 @@
+//! `kubectl ksm doctor --from PATH`: diagnose stuck or failed services from a saved dump.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::Value;
+
+use super::input;
+use super::{
+    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
+};
+use crate::core::doctor::{self, Options};
+use crate::core::render::provider::parse_duration;
+use crate::output::{doctor as render, yaml};
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  kubectl get statemanagementproviders,servicesets,servicetemplates,helmreleases,kustomizations,\\
+helmcharts,helmrepositories,gitrepositories,ocirepositories,buckets -A -o yaml > dump.yaml
+  kubectl ksm doctor --from dump.yaml
+  kubectl ksm doctor --from dump.yaml -n kcm-system --serviceset dev-cluster -o json
+
+Exit codes: 0 healthy, 1 problems found, 2 could not run.")]
+pub struct DoctorArgs {
+    /// Saved objects to diagnose: files or directories of `kubectl get ... -o yaml` output
+    /// (Lists or single objects)
+    #[arg(long = "from", value_name = "PATH", required = true, num_args = 1..)]
+    pub from: Vec<PathBuf>,
+    /// Only ServiceSets in this namespace
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "NAMESPACE",
+        conflicts_with = "all_namespaces"
+    )]
+    pub namespace: Option<String>,
+    /// ServiceSets of every namespace (the default for a dump)
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// Only this ServiceSet
+    #[arg(long, value_name = "NAME")]
+    pub serviceset: Option<String>,
+    /// A service Pending or Provisioning longer than this is stuck (Go duration)
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
+    pub stuck_after: Duration,
+    /// The time to judge ages against (RFC 3339), for reproducible runs on old dumps
+    #[arg(long, value_name = "TIME")]
+    pub now: Option<chrono::DateTime<chrono::Utc>>,
+    /// Write the objects used as a support bundle (YAML; Secret data removed)
+    #[arg(long, value_name = "PATH")]
+    pub save: Option<PathBuf>,
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_duration(s).ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 10m, 1h30m)"))
+}
+
+/// The objects with the content of Secrets removed: a support bundle must never carry them.
+pub fn without_secret_data(objects: Vec<Value>) -> Vec<Value> {
+    objects
+        .into_iter()
+        .map(|mut o| {
+            if o.get("kind").and_then(Value::as_str) == Some("Secret")
+                && let Value::Object(m) = &mut o
+            {
+                m.remove("data");
+                m.remove("stringData");
+                if let Some(Value::Object(meta)) = m.get_mut("metadata") {
+                    // kubectl's last-applied annotation holds the whole Secret.
+                    if let Some(Value::Object(a)) = meta.get_mut("annotations") {
+                        a.remove("kubectl.kubernetes.io/last-applied-configuration");
+                    }
+                    meta.remove("managedFields");
+                }
+            }
+            o
+        })
+        .collect()
+}
+
+pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
+    let format = output_format(
+        global,
+        "doctor",
+        &[OutputFormat::Human, OutputFormat::Json, OutputFormat::Yaml],
+    )?;
+    let objects: Vec<Value> = without_secret_data(
+        input::load_objects(&args.from, io.stdin)?
+            .into_iter()
+            .map(|o| o.json)
+            .collect(),
+    );
+    let secrets_collected = objects
+        .iter()
+        .any(|o| o.get("kind").and_then(Value::as_str) == Some("Secret"));
+    let options = Options {
+        now: args.now.unwrap_or_else(chrono::Utc::now),
+        stuck_after: args.stuck_after,
+        namespace: args.namespace.clone(),
+        service_set: args.serviceset.clone(),
+        secrets_collected,
+    };
+    let report = doctor::diagnose(&objects, &options);
+    if let Some(path) = &args.save {
+        let mut text = String::new();
+        yaml::write_document(
+            &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects}),
+            &mut text,
+        );
+        std::fs::write(path, text)
+            .map_err(|e| CliError::Fatal(format!("{}: {e}", path.display())))?;
+        writeln!(
+            io.stderr,
+            "saved {} objects to {} (Secret data removed)",
+            objects.len(),
+            path.display()
+        )?;
+    }
+    match format {
+        OutputFormat::Json => render::json(io.stdout, &report)?,
+        OutputFormat::Yaml => render::yaml(io.stdout, &report)?,
+        _ => render::human(io.stdout, &report, io.color)?,
+    }
+    Ok(if report.healthy() {
+        EXIT_OK
+    } else {
+        EXIT_FINDINGS
+    })
+}

@@ -1,0 +1,176 @@
+//! Rendering of `doctor`: a summary table and a tree per ServiceSet (human), a versioned JSON
+//! report, or the same as YAML.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+use super::eval::Paint;
+use super::yaml;
+use crate::core::doctor::{Report, Severity};
+
+pub fn report_json(r: &Report) -> Value {
+    json!({"version": r.version, "findings": r.findings, "summary": r.summary})
+}
+
+pub fn json(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &report_json(r))?;
+    writeln!(out)
+}
+
+pub fn yaml(out: &mut dyn Write, r: &Report) -> io::Result<()> {
+    let mut text = String::new();
+    yaml::write_document(&report_json(r), &mut text);
+    out.write_all(text.as_bytes())
+}
+
+fn mark(p: &Paint, sev: Option<Severity>) -> String {
+    match sev {
+        Some(Severity::Error) => p.red("✗"),
+        Some(Severity::Warning) => p.yellow("!"),
+        Some(Severity::Info) => p.dim("i"),
+        None => p.green("✓"),
+    }
+}
+
+pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
+    let p = Paint { color };
+    if r.service_sets.is_empty() {
+        writeln!(out, "No ServiceSets found.")?;
+    }
+    // Summary table.
+    if !r.service_sets.is_empty() {
+        let rows: Vec<[String; 5]> = r
+            .service_sets
+            .iter()
+            .map(|v| {
+                let worst = v
+                    .findings
+                    .iter()
+                    .chain(v.services.iter().flat_map(|s| s.findings.iter()))
+                    .map(|i| r.findings[*i].severity)
+                    .min();
+                let ok = v
+                    .services
+                    .iter()
+                    .filter(|s| {
+                        s.findings
+                            .iter()
+                            .all(|i| r.findings[*i].severity == Severity::Info)
+                    })
+                    .count();
+                [
+                    v.service_set.namespace.clone(),
+                    v.service_set.name.clone(),
+                    v.provider.clone(),
+                    format!("{ok}/{}", v.services.len()),
+                    match worst {
+                        Some(Severity::Error) => "problems".into(),
+                        Some(Severity::Warning) => "warnings".into(),
+                        _ => "healthy".into(),
+                    },
+                ]
+            })
+            .collect();
+        let header = ["NAMESPACE", "SERVICESET", "PROVIDER", "HEALTHY", "STATUS"];
+        let widths: Vec<usize> = (0..5)
+            .map(|i| {
+                rows.iter()
+                    .map(|r| r[i].len())
+                    .chain([header[i].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: &[String]| {
+            cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i + 1 == cells.len() {
+                        c.clone()
+                    } else {
+                        format!("{c:<w$}", w = widths[i])
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+        };
+        writeln!(out, "{}", p.bold(&line(&header.map(String::from))))?;
+        for row in &rows {
+            writeln!(out, "{}", line(row))?;
+        }
+        writeln!(out)?;
+    }
+    // One tree per ServiceSet with problems (or every one with -v is left to JSON).
+    for v in &r.service_sets {
+        let set_worst = v.findings.iter().map(|i| r.findings[*i].severity).min();
+        writeln!(
+            out,
+            "{} ServiceSet {}/{} (provider {})",
+            mark(&p, set_worst),
+            v.service_set.namespace,
+            v.service_set.name,
+            v.provider
+        )?;
+        for i in &v.findings {
+            finding(out, &p, r, *i, "│   ")?;
+        }
+        for (n, s) in v.services.iter().enumerate() {
+            let last = n + 1 == v.services.len();
+            let (branch, cont) = if last {
+                ("└── ", "    ")
+            } else {
+                ("├── ", "│   ")
+            };
+            let worst = s.findings.iter().map(|i| r.findings[*i].severity).min();
+            let state = match (&s.reported, &s.observed) {
+                (Some(a), Some(b)) if a == b => a.clone(),
+                (Some(a), Some(b)) => format!("{a} (Flux: {b})"),
+                (Some(a), None) => a.clone(),
+                (None, Some(b)) => format!("Flux: {b}"),
+                (None, None) => "-".into(),
+            };
+            writeln!(
+                out,
+                "{branch}{} {}/{}: {state}",
+                mark(&p, worst),
+                s.namespace,
+                s.name
+            )?;
+            if let Some(obj) = &s.flux_object {
+                let src = s
+                    .source
+                    .as_deref()
+                    .map(|x| format!(" ← {x}"))
+                    .unwrap_or_default();
+                writeln!(out, "{cont}    {}", p.dim(&format!("{obj}{src}")))?;
+            }
+            for i in &s.findings {
+                finding(out, &p, r, *i, &format!("{cont}    "))?;
+            }
+        }
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "{} ServiceSets, {} services: {} healthy; {} errors, {} warnings",
+        r.summary.service_sets,
+        r.summary.services,
+        r.summary.healthy_services,
+        r.summary.errors,
+        r.summary.warnings
+    )
+}
+
+fn finding(out: &mut dyn Write, p: &Paint, r: &Report, i: usize, indent: &str) -> io::Result<()> {
+    let f = &r.findings[i];
+    writeln!(
+        out,
+        "{indent}{} {} {}",
+        mark(p, Some(f.severity)),
+        p.bold(f.code),
+        f.message
+    )?;
+    writeln!(out, "{indent}  {} {}", p.dim("hint:"), f.hint)
+}
