@@ -305,6 +305,17 @@ fn suspended_ready_at_older_generation_is_pending() {
     assert!(out.failure_message.unwrap().contains("suspend"));
 }
 
+/// Suspending is itself a spec change: generation 2, recorded in status.observedGeneration,
+/// while Ready keeps generation 1 (helm-controller and kustomize-controller do exactly this).
+#[test]
+fn suspending_a_ready_object_keeps_it_deployed() {
+    let mut o = fixture("hr-ready");
+    set(&mut o, "/spec/suspend", json!(true));
+    set(&mut o, "/metadata/generation", json!(2));
+    set(&mut o, "/status/observedGeneration", json!(2));
+    assert_outcome(&state_of(&o), ServiceState::Deployed, "suspended-ready");
+}
+
 #[test]
 fn suspended_not_ready_is_pending() {
     // Even a stalled object: suspension comes first.

@@ -557,6 +557,23 @@ impl Doctor<'_, '_> {
         });
         let uninstall = s(svc, "/helmAction") == "Uninstall";
         let Some(flux) = flux else {
+            // The adapter marked it Failed without creating an object: a configuration error
+            // (bad provider config, template, values) in its failureMessage.
+            if let Some(st) = status.filter(|st| s(st, "/state") == "Failed") {
+                view.observed = None;
+                view.findings.push(self.push(Finding {
+                    severity: Severity::Error,
+                    code: codes::SERVICE_FAILED,
+                    object: ObjectId::of(ss),
+                    chain,
+                    message: format!("{label} is Failed: {}", match s(st, "/failureMessage") {
+                        "" => "(no failureMessage)",
+                        m => m,
+                    }),
+                    hint: format!("kubectl ksm render  # with the ServiceSet and its templates: kubectl get serviceset -n {ns} {set_name} -o yaml"),
+                }));
+                return view;
+            }
             if !uninstall {
                 view.observed = Some(ServiceState::Pending.as_str().into());
                 let since = status.and_then(|st| transition_age(st, self.options.now));
@@ -799,10 +816,13 @@ impl Doctor<'_, '_> {
             };
             let chart = format!("{ns}-{}", s(flux, "/metadata/name"));
             let hc = self.snap.find("HelmChart", src_ns, &chart);
-            // The HelmChart carries the chart's own failures; else the repository.
-            return match hc {
-                Some(hc) if source_failing(hc) => Some(hc),
-                _ => pick(r).or(hc),
+            let repo = pick(r);
+            // A failing repository is the root cause of its HelmChart's failure; otherwise
+            // the HelmChart carries the chart's own failures (pull, package, values files).
+            return match (repo, hc) {
+                (Some(repo), _) if source_failing(repo) => Some(repo),
+                (_, Some(hc)) if source_failing(hc) => Some(hc),
+                (repo, hc) => repo.or(hc),
             };
         }
         flux.pointer("/spec/sourceRef").and_then(pick)

@@ -17,7 +17,7 @@
 //! | 1 | object gone, service not in spec | Deleted | `deleted` |
 //! | 2 | object gone, service in spec | Pending | `missing` |
 //! | 2 | no `Ready`, `Stalled` nor `Reconciling` condition and no attempt recorded | Pending | `not-attempted` |
-//! | 3 | `spec.suspend: true` | Deployed if Ready=True at the current generation, else Pending | `suspended-ready` / `suspended-not-ready` |
+//! | 3 | `spec.suspend: true` | Deployed if Ready=True and `status.observedGeneration` is current (suspending bumps the generation but not Ready's), else Pending | `suspended-ready` / `suspended-not-ready` |
 //! | 4 | `Stalled=True` at the current generation | Failed (message from Ready, else Stalled) | `stalled` |
 //! | 4 | `Stalled=True` or `Ready` recorded for an older generation | Provisioning | `older-generation` |
 //! | 5 | Ready=True at the current generation | Deployed | `ready` |
@@ -553,7 +553,16 @@ pub fn service_state(observed: &Observed) -> StateOutcome {
     // 3. Suspended: the controller does nothing, the last status stays.
     if is_suspended(obj) {
         let out = match &ready {
-            Some(r) if ready_at_current_generation(obj, r) => {
+            // Suspending bumps metadata.generation; helm- and kustomize-controller record it in
+            // status.observedGeneration and leave the Ready condition (and its generation) as
+            // it was. So status.observedGeneration decides here, not the condition's.
+            Some(r)
+                if r.status == CondStatus::True
+                    && match (status_observed_generation(obj), generation(obj)) {
+                        (Some(og), Some(g)) => og == g,
+                        _ => true,
+                    } =>
+            {
                 return StateOutcome::new(Deployed, "suspended-ready").cond(COND_READY, r);
             }
             Some(r) => StateOutcome::new(Pending, "suspended-not-ready").cond(COND_READY, r),
