@@ -130,7 +130,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__doctor)
-            opts="-n -A -o -v -h -V --from --namespace --all-namespaces --serviceset --stuck-after --now --save --output --color --verbose --help --version"
+            opts="-n -A -o -v -h -V --from --namespace --all-namespaces --serviceset --stuck-after --now --save --kubeconfig --context --request-timeout --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -161,6 +161,18 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --save)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -97,12 +97,15 @@ never\t''"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s V -l version -d 'Print version'
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l from -d 'Saved objects to diagnose: files or directories of `kubectl get ... -o yaml` output (Lists or single objects)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l from -d 'Diagnose saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output (Lists or single objects)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s n -l namespace -d 'Only ServiceSets in this namespace' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l serviceset -d 'Only this ServiceSet' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l stuck-after -d 'A service Pending or Provisioning longer than this is stuck (Go duration)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l now -d 'The time to judge ages against (RFC 3339), for reproducible runs on old dumps' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l save -d 'Write the objects used as a support bundle (YAML; Secret data removed)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
@@ -111,7 +114,7 @@ yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s A -l all-namespaces -d 'ServiceSets of every namespace (the default for a dump)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s A -l all-namespaces -d 'ServiceSets of every namespace (the default for a dump; live, the default is the context\'s namespace, as with kubectl)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s V -l version -d 'Print version'

@@ -11,6 +11,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cli;
+pub mod cluster;
 pub mod core;
 pub mod diag;
 pub mod output;

@@ -1,4 +1,5 @@
-//! `kubectl ksm doctor --from PATH`: diagnose stuck or failed services from a saved dump.
+//! `kubectl ksm doctor`: diagnose stuck or failed services, live or from a saved dump (the
+//! same pure diagnosis either way).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use super::input;
 use super::{
     CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
+use crate::cluster::{Cluster, ClusterArgs};
 use crate::core::doctor::{self, Options};
 use crate::core::render::provider::parse_duration;
 use crate::output::{doctor as render, yaml};
@@ -19,14 +21,17 @@ use crate::output::{doctor as render, yaml};
 Examples:
   kubectl get statemanagementproviders,servicesets,servicetemplates,helmreleases,kustomizations,\\
 helmcharts,helmrepositories,gitrepositories,ocirepositories,buckets -A -o yaml > dump.yaml
+  kubectl ksm doctor -A
+  kubectl ksm doctor -n kcm-system --serviceset dev-cluster --stuck-after 30m
   kubectl ksm doctor --from dump.yaml
   kubectl ksm doctor --from dump.yaml -n kcm-system --serviceset dev-cluster -o json
 
-Exit codes: 0 healthy, 1 problems found, 2 could not run.")]
+Live, it reads the cluster of the current kubeconfig context (read-only: get and list only,
+one list per kind). Exit codes: 0 healthy, 1 problems found, 2 could not run.")]
 pub struct DoctorArgs {
-    /// Saved objects to diagnose: files or directories of `kubectl get ... -o yaml` output
-    /// (Lists or single objects)
-    #[arg(long = "from", value_name = "PATH", required = true, num_args = 1..)]
+    /// Diagnose saved objects instead of the cluster: files or directories of
+    /// `kubectl get ... -o yaml` output (Lists or single objects)
+    #[arg(long = "from", value_name = "PATH", num_args = 1..)]
     pub from: Vec<PathBuf>,
     /// Only ServiceSets in this namespace
     #[arg(
@@ -36,7 +41,8 @@ pub struct DoctorArgs {
         conflicts_with = "all_namespaces"
     )]
     pub namespace: Option<String>,
-    /// ServiceSets of every namespace (the default for a dump)
+    /// ServiceSets of every namespace (the default for a dump; live, the default is the
+    /// context's namespace, as with kubectl)
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
     /// Only this ServiceSet
@@ -51,6 +57,8 @@ pub struct DoctorArgs {
     /// Write the objects used as a support bundle (YAML; Secret data removed)
     #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -80,25 +88,59 @@ pub fn without_secret_data(objects: Vec<Value>) -> Vec<Value> {
         .collect()
 }
 
+/// Reads the cluster: (objects, Secret names listed, namespace filter).
+fn live_snapshot(
+    args: &DoctorArgs,
+    io: &mut Io,
+) -> Result<(Vec<Value>, bool, Option<String>), CliError> {
+    let mut cluster = Cluster::connect(&args.cluster).map_err(|e| CliError::Fatal(e.0))?;
+    let namespace = if args.all_namespaces {
+        None
+    } else {
+        Some(
+            args.namespace
+                .clone()
+                .unwrap_or_else(|| cluster.default_namespace.clone()),
+        )
+    };
+    if io.stderr_tty {
+        write!(io.stderr, "reading {} ...\r", cluster.server)?;
+    }
+    let snap = cluster
+        .doctor_snapshot(namespace.as_deref())
+        .map_err(|e| CliError::Fatal(e.0))?;
+    if io.stderr_tty {
+        write!(io.stderr, "\x1b[2K")?;
+    }
+    for note in &snap.notes {
+        writeln!(io.stderr, "note: {note}")?;
+    }
+    Ok((snap.objects, snap.secrets_listed, namespace))
+}
+
 pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let format = output_format(
         global,
         "doctor",
         &[OutputFormat::Human, OutputFormat::Json, OutputFormat::Yaml],
     )?;
-    let objects: Vec<Value> = without_secret_data(
-        input::load_objects(&args.from, io.stdin)?
+    let (objects, secrets_collected, namespace) = if args.from.is_empty() {
+        live_snapshot(args, io)?
+    } else {
+        let objects: Vec<Value> = input::load_objects(&args.from, io.stdin)?
             .into_iter()
             .map(|o| o.json)
-            .collect(),
-    );
-    let secrets_collected = objects
-        .iter()
-        .any(|o| o.get("kind").and_then(Value::as_str) == Some("Secret"));
+            .collect();
+        let secrets = objects
+            .iter()
+            .any(|o| o.get("kind").and_then(Value::as_str) == Some("Secret"));
+        (objects, secrets, args.namespace.clone())
+    };
+    let objects = without_secret_data(objects);
     let options = Options {
         now: args.now.unwrap_or_else(chrono::Utc::now),
         stuck_after: args.stuck_after,
-        namespace: args.namespace.clone(),
+        namespace,
         service_set: args.serviceset.clone(),
         secrets_collected,
     };

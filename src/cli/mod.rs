@@ -113,6 +113,8 @@ pub struct Io<'a> {
     pub stdin: &'a mut dyn Read,
     /// Colour decided from --color, NO_COLOR and whether stdout is a terminal.
     pub color: bool,
+    /// stderr is a terminal (progress indicators go there only then).
+    pub stderr_tty: bool,
 }
 
 /// The clap command, for completions, man pages and help.
@@ -128,6 +130,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     let mut err = io::stderr().lock();
     let mut stdin = io::stdin().lock();
     let env_no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let stderr_tty = io::stderr().is_terminal();
     run(
         args,
         &mut out,
@@ -135,6 +138,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
         &mut stdin,
         Terminal {
             stdout_tty,
+            stderr_tty,
             no_color_env: env_no_color,
         },
     )
@@ -144,6 +148,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
 #[derive(Debug, Clone, Copy)]
 pub struct Terminal {
     pub stdout_tty: bool,
+    pub stderr_tty: bool,
     pub no_color_env: bool,
 }
 
@@ -184,6 +189,7 @@ pub fn run(
         stderr,
         stdin,
         color,
+        stderr_tty: terminal.stderr_tty,
     };
     let result = match &cli.command {
         Command::Lint(a) => lint::run(a, &cli.global, &mut io),

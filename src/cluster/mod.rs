@@ -1,0 +1,419 @@
+//! Cluster access, the live edge: kubeconfig and context like kubectl, discovery of the
+//! kinds, lists (once per kind, paginated) and gets. Read-only: nothing here writes.
+//!
+//! Errors become one line each that says what to do (unreachable server, rejected
+//! credentials, missing RBAC, k0rdent or Flux not installed); the CLI exits with 2.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
+use kube::{Client, Config};
+use serde_json::Value;
+
+/// Page size of every list.
+pub const PAGE_SIZE: u32 = 500;
+
+/// kubectl's connection flags.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ClusterArgs {
+    /// Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then
+    /// ~/.kube/config, then the in-cluster service account)
+    #[arg(long, value_name = "PATH", global = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use
+    #[arg(long, value_name = "NAME", global = true)]
+    pub context: Option<String>,
+    /// How long to wait for one request (e.g. 30s; 0 waits forever)
+    #[arg(long, value_name = "DURATION", global = true, value_parser = request_timeout)]
+    pub request_timeout: Option<Duration>,
+}
+
+fn request_timeout(s: &str) -> Result<Duration, String> {
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    crate::core::render::provider::parse_duration(s)
+        .ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 1m)"))
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ClusterError(pub String);
+
+/// A connection to a cluster, with its own runtime (the CLI is synchronous).
+pub struct Cluster {
+    runtime: tokio::runtime::Runtime,
+    client: Client,
+    /// The namespace of the kubeconfig context (kubectl's default for `-n`).
+    pub default_namespace: String,
+    pub server: String,
+    discovery: Option<Discovery>,
+}
+
+/// The API groups the live subcommands use.
+pub const GROUPS: &[&str] = &[
+    "",
+    "apps",
+    "apiextensions.k8s.io",
+    "k0rdent.mirantis.com",
+    "helm.toolkit.fluxcd.io",
+    "kustomize.toolkit.fluxcd.io",
+    "source.toolkit.fluxcd.io",
+];
+
+impl Cluster {
+    pub fn connect(args: &ClusterArgs) -> Result<Cluster, ClusterError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ClusterError(format!("cannot start the I/O runtime: {e}")))?;
+        let mut config = runtime.block_on(load_config(args))?;
+        if let Some(t) = args.request_timeout {
+            let t = (!t.is_zero()).then_some(t);
+            config.read_timeout = t;
+            config.write_timeout = t;
+            config.connect_timeout = t;
+        }
+        let server = config.cluster_url.to_string();
+        let default_namespace = config.default_namespace.clone();
+        let client = {
+            let _guard = runtime.enter();
+            Client::try_from(config)
+                .map_err(|e| ClusterError(format!("cannot create a client for {server}: {e}")))?
+        };
+        Ok(Cluster {
+            runtime,
+            client,
+            default_namespace,
+            server,
+            discovery: None,
+        })
+    }
+
+    /// Discovers the groups the live subcommands use (one request per group version).
+    pub fn discover(&mut self) -> Result<(), ClusterError> {
+        let discovery = self
+            .runtime
+            .block_on(Discovery::new(self.client.clone()).filter(GROUPS).run())
+            .map_err(|e| explain(&self.server, "discover the API", e))?;
+        self.discovery = Some(discovery);
+        Ok(())
+    }
+
+    /// The resource of a kind in a group (preferred version), if the cluster serves it.
+    pub fn resource(&self, group: &str, kind: &str) -> Option<(ApiResource, ApiCapabilities)> {
+        self.discovery.as_ref()?.get(group)?.recommended_kind(kind)
+    }
+
+    /// Whether the cluster serves the group at all.
+    pub fn has_group(&self, group: &str) -> bool {
+        self.discovery.as_ref().is_some_and(|d| d.has_group(group))
+    }
+
+    /// Every object of a kind (in `namespace`, or all namespaces), one paginated list.
+    pub fn list(
+        &self,
+        ar: &ApiResource,
+        caps: &ApiCapabilities,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        let api: Api<DynamicObject> = match (caps.scope.clone(), namespace) {
+            (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, ar),
+            _ => Api::all_with(self.client.clone(), ar),
+        };
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut lp = ListParams::default().limit(PAGE_SIZE);
+            if let Some(t) = &token {
+                lp = lp.continue_token(t);
+            }
+            let page = self
+                .runtime
+                .block_on(api.list(&lp))
+                .map_err(|e| explain(&self.server, &format!("list {}", ar.plural), e))?;
+            for item in page.items {
+                out.push(with_type(item, ar));
+            }
+            token = page.metadata.continue_.filter(|t| !t.is_empty());
+            if token.is_none() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One object, or None if it does not exist.
+    pub fn get(
+        &self,
+        ar: &ApiResource,
+        caps: &ApiCapabilities,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ClusterError> {
+        let api: Api<DynamicObject> = match caps.scope {
+            Scope::Namespaced => Api::namespaced_with(self.client.clone(), namespace, ar),
+            Scope::Cluster => Api::all_with(self.client.clone(), ar),
+        };
+        self.runtime
+            .block_on(api.get_opt(name))
+            .map(|o| o.map(|o| with_type(o, ar)))
+            .map_err(|e| explain(&self.server, &format!("get {} {name}", ar.plural), e))
+    }
+}
+
+fn with_type(o: DynamicObject, ar: &ApiResource) -> Value {
+    let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.insert("apiVersion".into(), ar.api_version.clone().into());
+        m.insert("kind".into(), ar.kind.clone().into());
+    }
+    v
+}
+
+async fn load_config(args: &ClusterArgs) -> Result<Config, ClusterError> {
+    let options = KubeConfigOptions {
+        context: args.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    if let Some(path) = &args.kubeconfig {
+        let kc = Kubeconfig::read_from(path).map_err(|e| {
+            ClusterError(format!(
+                "{}: cannot read the kubeconfig: {e}",
+                path.display()
+            ))
+        })?;
+        return Config::from_custom_kubeconfig(kc, &options)
+            .await
+            .map_err(|e| ClusterError(format!("{}: {e}", path.display())));
+    }
+    match Config::from_kubeconfig(&options).await {
+        Ok(c) => Ok(c),
+        Err(kubeconfig_err) => {
+            if args.context.is_some() {
+                return Err(ClusterError(format!("kubeconfig: {kubeconfig_err}")));
+            }
+            // No kubeconfig: inside a pod, the service account.
+            Config::incluster().map_err(|_| {
+                ClusterError(format!(
+                    "no cluster to talk to: {kubeconfig_err} (set KUBECONFIG or --kubeconfig, or run inside a pod)"
+                ))
+            })
+        }
+    }
+}
+
+/// One line that says what went wrong and what to do.
+pub fn explain(server: &str, what: &str, e: kube::Error) -> ClusterError {
+    let msg = match &e {
+        kube::Error::Api(status) => match status.code {
+            401 => format!(
+                "the API server at {server} rejected the credentials while trying to {what} (expired token or certificate?): log in again, or check `kubectl config view --minify`"
+            ),
+            403 => format!(
+                "forbidden to {what}: {} — grant get/list on it (kubectl auth can-i list {} -A)",
+                status.message,
+                what.split_whitespace().last().unwrap_or("")
+            ),
+            404 => format!(
+                "the API server has no {what} (404): is k0rdent (kcm) or Flux installed? `kubectl api-resources` lists what it serves"
+            ),
+            _ => format!("cannot {what}: {} ({})", status.message, status.code),
+        },
+        kube::Error::HyperError(_) | kube::Error::Service(_) => {
+            format!(
+                "cannot reach the API server at {server} to {what}: {e} — check the context (`kubectl config current-context`) and that the cluster is up"
+            )
+        }
+        _ => format!("cannot {what} at {server}: {e}"),
+    };
+    ClusterError(msg)
+}
+
+/// The kinds `doctor` reads, by group: (group, kind, listed in all namespaces even with -n).
+pub const DOCTOR_KINDS: &[(&str, &str, bool)] = &[
+    ("k0rdent.mirantis.com", "StateManagementProvider", true),
+    ("k0rdent.mirantis.com", "ServiceSet", false),
+    ("k0rdent.mirantis.com", "ServiceTemplate", false),
+    ("helm.toolkit.fluxcd.io", "HelmRelease", false),
+    ("kustomize.toolkit.fluxcd.io", "Kustomization", false),
+    // Sources may be referenced across namespaces.
+    ("source.toolkit.fluxcd.io", "HelmChart", true),
+    ("source.toolkit.fluxcd.io", "HelmRepository", true),
+    ("source.toolkit.fluxcd.io", "GitRepository", true),
+    ("source.toolkit.fluxcd.io", "OCIRepository", true),
+    ("source.toolkit.fluxcd.io", "Bucket", true),
+];
+
+/// What a live snapshot holds and how it was taken.
+pub struct Snapshot {
+    pub objects: Vec<Value>,
+    /// Secret names were listed (metadata only), so a missing kubeconfig Secret is real.
+    pub secrets_listed: bool,
+    /// Notes for stderr (a group the cluster does not serve, ...).
+    pub notes: Vec<String>,
+}
+
+impl Cluster {
+    /// The objects `doctor` needs: one list per kind (paginated), Secrets by metadata only,
+    /// and the objects and CRDs the StateManagementProviders reference, by name, as kcm gets
+    /// them.
+    pub fn doctor_snapshot(&mut self, namespace: Option<&str>) -> Result<Snapshot, ClusterError> {
+        if self.discovery.is_none() {
+            self.discover()?;
+        }
+        if !self.has_group("k0rdent.mirantis.com") {
+            return Err(ClusterError(format!(
+                "the cluster at {} serves no k0rdent.mirantis.com API: is k0rdent (kcm) installed? (kubectl api-resources --api-group=k0rdent.mirantis.com)",
+                self.server
+            )));
+        }
+        let mut objects = Vec::new();
+        let mut notes = Vec::new();
+        for (group, kind, everywhere) in DOCTOR_KINDS {
+            let Some((ar, caps)) = self.resource(group, kind) else {
+                notes.push(format!(
+                    "the cluster does not serve {kind} ({group}): nothing of that kind to follow"
+                ));
+                continue;
+            };
+            let ns = if *everywhere { None } else { namespace };
+            objects.extend(self.list(&ar, &caps, ns)?);
+        }
+        // Secret names, never their data: metadata-only list.
+        let secrets_listed = match self.secret_names(namespace) {
+            Ok(names) => {
+                objects.extend(names);
+                true
+            }
+            Err(e) => {
+                notes.push(format!("kubeconfig Secrets not checked: {e}"));
+                false
+            }
+        };
+        objects.extend(self.smp_references(&objects)?);
+        Ok(Snapshot {
+            objects,
+            secrets_listed,
+            notes,
+        })
+    }
+
+    fn secret_names(&self, namespace: Option<&str>) -> Result<Vec<Value>, ClusterError> {
+        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&());
+        let api: Api<DynamicObject> = match namespace {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            None => Api::all_with(self.client.clone(), &ar),
+        };
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut lp = ListParams::default().limit(PAGE_SIZE);
+            if let Some(t) = &token {
+                lp = lp.continue_token(t);
+            }
+            let page = self
+                .runtime
+                .block_on(api.list_metadata(&lp))
+                .map_err(|e| explain(&self.server, "list secrets (metadata only)", e))?;
+            for item in page.items {
+                out.push(serde_json::json!({
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": item.metadata.name, "namespace": item.metadata.namespace},
+                }));
+            }
+            token = page.metadata.continue_.filter(|t| !t.is_empty());
+            if token.is_none() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The adapter/provisioner objects and provisioner CRDs of every SMP (a handful of gets).
+    pub fn smp_references(&mut self, objects: &[Value]) -> Result<Vec<Value>, ClusterError> {
+        let smps: Vec<&Value> = objects
+            .iter()
+            .filter(|o| o.get("kind").and_then(Value::as_str) == Some("StateManagementProvider"))
+            .collect();
+        let mut refs: Vec<(String, String, String, String)> = Vec::new();
+        let mut crds: Vec<String> = Vec::new();
+        for smp in &smps {
+            let spec = smp.get("spec").cloned().unwrap_or(Value::Null);
+            let mut all = vec![spec.get("adapter").cloned().unwrap_or(Value::Null)];
+            all.extend(
+                spec.get("provisioner")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+            for r in all {
+                let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                let key = (s("apiVersion"), s("kind"), s("namespace"), s("name"));
+                if !key.1.is_empty() && !refs.contains(&key) {
+                    refs.push(key);
+                }
+            }
+            for gvr in spec
+                .get("provisionerCRDs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let group = gvr.get("group").and_then(Value::as_str).unwrap_or("");
+                for res in gvr
+                    .get("resources")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(res) = res.as_str() {
+                        let name = format!("{res}.{group}");
+                        if !crds.contains(&name) {
+                            crds.push(name);
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        // Groups outside the usual ones are discovered once, together.
+        let extra: Vec<String> = refs
+            .iter()
+            .map(|(av, ..)| av.rsplit_once('/').map_or("", |(g, _)| g).to_string())
+            .filter(|g| self.discovery.as_ref().is_some_and(|d| !d.has_group(g)))
+            .collect();
+        if !extra.is_empty() {
+            let mut groups: Vec<&str> = GROUPS.to_vec();
+            groups.extend(extra.iter().map(String::as_str));
+            let d = self
+                .runtime
+                .block_on(Discovery::new(self.client.clone()).filter(&groups).run())
+                .map_err(|e| explain(&self.server, "discover the API", e))?;
+            self.discovery = Some(d);
+        }
+        for (api_version, kind, ns, name) in refs {
+            let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+            let Some((ar, caps)) = self.resource(group, &kind) else {
+                continue;
+            };
+            if let Some(o) = self.get(&ar, &caps, &ns, &name)? {
+                out.push(o);
+            }
+        }
+        if let Some((ar, caps)) = self.resource("apiextensions.k8s.io", "CustomResourceDefinition")
+        {
+            for name in crds {
+                if let Some(o) = self.get(&ar, &caps, "", &name)? {
+                    out.push(o);
+                }
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,168 @@
+//! `kubectl ksm doctor` live, against the stateful fake API server: every situation of
+//! testdata/doctor gives the same findings live as from its dump, and the request log shows
+//! that doctor only reads (get, list), lists each kind once, and gets no object one by one
+//! except the few an SMP references.
+
+mod fakeapi;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fakeapi::FakeApiServer;
+use serde_json::Value;
+
+const NOW: &str = "2026-11-21T12:00:00Z";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn cases() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("testdata/doctor"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("dump.yaml").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// A fake API server holding the real kcm and Flux CRDs and the objects of a dump.
+fn serve(dump: &Path) -> FakeApiServer {
+    let server = FakeApiServer::start();
+    server.load_crds_dir(root().join("testdata/crds/kcm"));
+    server.load_crds_dir(root().join("testdata/crds/flux"));
+    server.load_objects_yaml(&std::fs::read_to_string(dump).unwrap());
+    server
+}
+
+fn doctor(args: &[&str], kubeconfig: Option<&Path>) -> (Option<i32>, Value) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"));
+    cmd.args(["doctor", "--now", NOW, "-o", "json"])
+        .args(args)
+        .env_clear();
+    if let Some(k) = kubeconfig {
+        cmd.arg("--kubeconfig").arg(k);
+    }
+    let out = cmd.current_dir(root()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), report)
+}
+
+/// Findings without the volatile parts (none are volatile today; kept for clarity).
+fn findings(report: &Value) -> Vec<(String, String, String)> {
+    let mut f: Vec<_> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["object"].to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    f.sort();
+    f
+}
+
+#[test]
+fn live_and_dump_runs_find_the_same() {
+    let dir = std::env::temp_dir().join(format!("ksm-live-doctor-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for case in cases() {
+        let dump = case.join("dump.yaml");
+        let server = serve(&dump);
+        let kubeconfig = dir.join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig);
+        let (code_live, live) = doctor(&["-A"], Some(&kubeconfig));
+        let (code_dump, from_dump) = doctor(&["--from", dump.to_str().unwrap()], None);
+        assert_eq!(code_live, code_dump, "{}", case.display());
+        assert_eq!(
+            findings(&live),
+            findings(&from_dump),
+            "{}: live and dump differ",
+            case.display()
+        );
+
+        // Read-only, one list per kind, no per-object reads beyond SMP references.
+        let requests = server.requests();
+        let mut lists = std::collections::BTreeMap::new();
+        for r in &requests {
+            assert!(
+                matches!(r.verb.as_str(), "get" | "list" | "watch"),
+                "{}: doctor sent {} {}",
+                case.display(),
+                r.verb,
+                r.path
+            );
+            if r.verb == "list" {
+                *lists.entry(format!("{:?}", r.resource)).or_insert(0) += 1;
+            }
+        }
+        for (resource, n) in &lists {
+            assert_eq!(*n, 1, "{}: {resource} listed {n} times", case.display());
+        }
+        let object_gets = requests
+            .iter()
+            .filter(|r| r.verb == "get" && r.name.as_deref().is_some_and(|n| !n.is_empty()))
+            .count();
+        assert!(
+            object_gets <= 12,
+            "{}: {object_gets} gets of single objects",
+            case.display()
+        );
+        drop(server);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unreachable_server_is_one_clear_line_and_exit_two() {
+    let dir = std::env::temp_dir().join(format!("ksm-live-doctor-down-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    // A server that was there and is gone: its port is closed.
+    let server = FakeApiServer::start();
+    server.write_kubeconfig(&kubeconfig);
+    drop(server);
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["doctor", "-A", "--request-timeout", "5s", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .env_clear()
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: cannot reach the API server at http://127.0.0.1:"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_cluster_without_k0rdent_says_so() {
+    let dir = std::env::temp_dir().join(format!("ksm-live-doctor-nokcm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    let server = FakeApiServer::start();
+    server.write_kubeconfig(&kubeconfig);
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["doctor", "-A", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .env_clear()
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("serves no k0rdent.mirantis.com API: is k0rdent (kcm) installed?"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
