@@ -1,77 +1,165 @@
-//! `kubectl ksm check SMP.yaml --objects OBJECTS.yaml...`: the conditions kcm would set.
+//! `kubectl ksm check`: the conditions kcm would set on StateManagementProviders, from saved
+//! objects (`check SMP.yaml --objects ...`) or live (`check [SMP-NAME...]`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
+use serde_json::Value;
 
 use super::eval::BudgetArgs;
 use super::input;
 use super::{
     CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
-use crate::core::objects::LoadedObject;
-use crate::core::readiness::{self, Explain, ObjectSet, Rbac};
+use crate::cluster::{Cluster, ClusterArgs};
+use crate::core::readiness::{self, Condition, Explain, ObjectSet, Rbac, Status};
 use crate::output::check as render;
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  kubectl ksm check smp.yaml --objects flux-system.yaml --objects crds.yaml
-  kubectl get deploy,crd -A -o yaml > objs.yaml && kubectl ksm check smp.yaml --objects objs.yaml -o json
+  kubectl ksm check                         # every StateManagementProvider of the cluster
+  kubectl ksm check ksm-flux                # one, live
+  kubectl ksm check smp.yaml --objects flux-system.yaml --objects crds.yaml   # offline
 
-The adapter, provisioners and CRDs are looked up among the objects (the SMP files are searched too).
-RBACReady is not evaluated offline; `ready` is what kcm would report if it creates the RBAC objects.
+Offline, the adapter, provisioners and CRDs are looked up among the objects (the SMP files are
+searched too) and RBACReady is not evaluated: READY assumes kcm creates the RBAC objects. Live,
+kinds are resolved through discovery as kcm does, RBACReady is what kcm last wrote, and a
+condition whose recorded status differs from the evaluation now is flagged.
 
-Exit codes: 0 every provider ready, 1 a provider not ready, 2 bad usage or unreadable input.")]
+Exit codes: 0 every provider ready, 1 a provider not ready, 2 bad usage, unreadable input or
+cluster unreachable.")]
 pub struct CheckArgs {
-    /// Files holding StateManagementProviders
-    #[arg(value_name = "SMP", required = true)]
-    pub smps: Vec<PathBuf>,
+    /// Files holding StateManagementProviders (offline), or SMP names (live; none: all)
+    #[arg(value_name = "SMP")]
+    pub smps: Vec<String>,
     /// Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)
     #[arg(long = "objects", value_name = "PATH", num_args = 1..)]
     pub objects: Vec<PathBuf>,
     #[command(flatten)]
     pub budget: BudgetArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let format = output_format(global, "check", &[OutputFormat::Human, OutputFormat::Json])?;
-    let smp_files = input::load_objects(&args.smps, io.stdin)?;
-    let smps: Vec<&LoadedObject> = smp_files
-        .iter()
-        .filter(|o| o.kind() == "StateManagementProvider")
-        .collect();
-    if smps.is_empty() {
-        return Err(CliError::Fatal(
-            "no StateManagementProvider in the given files".into(),
-        ));
-    }
-    let others = input::load_objects(&args.objects, io.stdin)?;
-    let set = ObjectSet::new(
-        smp_files
-            .iter()
-            .chain(&others)
-            .filter(|o| o.kind() != "StateManagementProvider")
-            .map(|o| o.json.clone())
-            .collect(),
-    );
-    let limits = args.budget.limits();
+    let offline =
+        !args.objects.is_empty() || args.smps.iter().any(|s| s == "-" || Path::new(s).exists());
     let explain = if global.verbose > 0 {
         Explain::Always
     } else {
         Explain::WhenNotTrue
     };
-    let checks: Vec<_> = smps
-        .iter()
-        .map(|smp| readiness::check_smp(&smp.json, &set, Rbac::NotEvaluated, &limits, explain))
-        .collect();
+    let limits = args.budget.limits();
+    let (checks, disagreements) = if offline {
+        let files: Vec<PathBuf> = args.smps.iter().map(PathBuf::from).collect();
+        if files.is_empty() {
+            return Err(CliError::Fatal(
+                "offline check needs the SMP files: check SMP.yaml --objects PATH".into(),
+            ));
+        }
+        let smp_files = input::load_objects(&files, io.stdin)?;
+        let others = input::load_objects(&args.objects, io.stdin)?;
+        let smps: Vec<&Value> = smp_files
+            .iter()
+            .map(|o| &o.json)
+            .filter(|o| is_smp(o))
+            .collect();
+        if smps.is_empty() {
+            return Err(CliError::Fatal(
+                "no StateManagementProvider in the given files".into(),
+            ));
+        }
+        let set = ObjectSet::new(
+            smp_files
+                .iter()
+                .chain(&others)
+                .map(|o| o.json.clone())
+                .filter(|o| !is_smp(o))
+                .collect(),
+        );
+        let checks: Vec<_> = smps
+            .iter()
+            .map(|smp| readiness::check_smp(smp, &set, Rbac::NotEvaluated, &limits, explain))
+            .collect();
+        let none = vec![Vec::new(); checks.len()];
+        (checks, none)
+    } else {
+        let mut cluster = Cluster::connect(&args.cluster).map_err(|e| CliError::Fatal(e.0))?;
+        cluster.discover().map_err(|e| CliError::Fatal(e.0))?;
+        let Some((ar, caps)) = cluster.resource("k0rdent.mirantis.com", "StateManagementProvider")
+        else {
+            return Err(CliError::Fatal(format!(
+                "the cluster at {} serves no StateManagementProvider: is k0rdent (kcm) installed?",
+                cluster.server
+            )));
+        };
+        let mut smps = cluster
+            .list(&ar, &caps, None)
+            .map_err(|e| CliError::Fatal(e.0))?;
+        if !args.smps.is_empty() {
+            for name in &args.smps {
+                if !smps
+                    .iter()
+                    .any(|s| s.pointer("/metadata/name").and_then(Value::as_str) == Some(name))
+                {
+                    return Err(CliError::Fatal(format!(
+                        "StateManagementProvider {name:?} not found"
+                    )));
+                }
+            }
+            smps.retain(|s| {
+                s.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| args.smps.iter().any(|a| a == n))
+            });
+        }
+        let refs = cluster
+            .smp_references(&smps)
+            .map_err(|e| CliError::Fatal(e.0))?;
+        let set = ObjectSet::new(refs);
+        let mut checks = Vec::new();
+        let mut disagreements = Vec::new();
+        for smp in &smps {
+            let rbac = recorded_condition(smp, readiness::COND_RBAC)
+                .map_or(Rbac::NotEvaluated, Rbac::Known);
+            let c = readiness::check_smp(smp, &set, rbac, &limits, explain);
+            disagreements.push(readiness::disagreements(smp, &c));
+            checks.push(c);
+        }
+        (checks, disagreements)
+    };
     match format {
-        OutputFormat::Json => render::json(io.stdout, &checks)?,
-        _ => render::human(io.stdout, &checks, io.color)?,
+        OutputFormat::Json => render::json(io.stdout, &checks, &disagreements)?,
+        _ => render::human(io.stdout, &checks, &disagreements, io.color)?,
     }
     Ok(if checks.iter().all(|c| c.ready) {
         EXIT_OK
     } else {
         EXIT_FINDINGS
+    })
+}
+
+fn is_smp(o: &Value) -> bool {
+    o.get("kind").and_then(Value::as_str) == Some("StateManagementProvider")
+}
+
+fn recorded_condition(smp: &Value, type_: &'static str) -> Option<Condition> {
+    let c = smp
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))?;
+    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    Some(Condition {
+        type_,
+        status: match s("status").as_str() {
+            "True" => Status::True,
+            "False" => Status::False,
+            _ => Status::Unknown,
+        },
+        reason: s("reason"),
+        message: s("message"),
     })
 }

@@ -8,7 +8,11 @@ use super::input;
 use super::{
     CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
+use serde_json::Value;
+
+use crate::cluster::{Cluster, ClusterArgs};
 use crate::core::cel::Limits;
+use crate::core::objects::ObjectId;
 use crate::core::readiness::{Explain, Rule};
 use crate::output::eval as render;
 
@@ -18,6 +22,7 @@ Examples:
   kubectl ksm eval 'has(self.status.readyReplicas) && self.status.readyReplicas == self.spec.replicas' -f deploy.yaml
   kubectl get deploy -n flux-system -o yaml | kubectl ksm eval --rule-file rule.cel -f -
   kubectl ksm eval 'self.status.phase == \"Running\"' -f pods.yaml -o json
+  kubectl ksm eval 'has(self.status.readyReplicas)' deployment/helm-controller -n flux-system
 
 Exit codes: 0 every result true, 1 a result false or failed, 2 bad usage or unreadable input.")]
 pub struct EvalArgs {
@@ -31,11 +36,61 @@ pub struct EvalArgs {
     /// Read the rule from a file (`-` for stdin)
     #[arg(long, value_name = "PATH")]
     pub rule_file: Option<PathBuf>,
+    /// A live object to evaluate against: KIND/NAME (kind, plural or singular, optionally
+    /// `.group`, as kubectl takes them)
+    #[arg(value_name = "KIND/NAME", conflicts_with = "file")]
+    pub target: Option<String>,
     /// Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin
-    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
-    pub file: PathBuf,
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "FILE",
+        required_unless_present = "target"
+    )]
+    pub file: Option<PathBuf>,
+    /// Namespace of the live object (default: the context's)
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     #[command(flatten)]
     pub budget: BudgetArgs,
+}
+
+/// Gets the live object KIND/NAME.
+fn live_object(args: &EvalArgs, target: &str) -> Result<Value, CliError> {
+    let Some((kind, name)) = target
+        .split_once('/')
+        .filter(|(k, n)| !k.is_empty() && !n.is_empty())
+    else {
+        return Err(CliError::Fatal(format!(
+            "{target:?}: expected KIND/NAME, e.g. deployment/flux-adapter"
+        )));
+    };
+    let mut cluster = Cluster::connect(&args.cluster).map_err(|e| CliError::Fatal(e.0))?;
+    cluster.discover_all().map_err(|e| CliError::Fatal(e.0))?;
+    let Some((ar, caps)) = cluster.resolve(kind) else {
+        return Err(CliError::Fatal(format!(
+            "the cluster at {} serves no kind {kind:?} (kubectl api-resources lists them)",
+            cluster.server
+        )));
+    };
+    let namespace = args
+        .namespace
+        .clone()
+        .unwrap_or_else(|| cluster.default_namespace.clone());
+    match cluster
+        .get(&ar, &caps, &namespace, name)
+        .map_err(|e| CliError::Fatal(e.0))?
+    {
+        Some(o) => Ok(o),
+        None => Err(CliError::Fatal(match caps.scope {
+            kube::discovery::Scope::Namespaced => {
+                format!("{}/{name} not found in namespace {namespace}", ar.kind)
+            }
+            kube::discovery::Scope::Cluster => format!("{}/{name} not found", ar.kind),
+        })),
+    }
 }
 
 /// The evaluation bound every subcommand that evaluates CEL accepts.
@@ -61,7 +116,7 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         .rule_file
         .as_deref()
         .is_some_and(|p| p.as_os_str() == "-")
-        && args.file.as_os_str() == "-"
+        && args.file.as_deref().is_some_and(|f| f.as_os_str() == "-")
     {
         return Err(CliError::Fatal(
             "--rule-file and -f cannot both read stdin".into(),
@@ -79,13 +134,23 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
         (None, None) => unreachable!("clap requires RULE or --rule-file"),
     };
-    let objects = input::load_objects(std::slice::from_ref(&args.file), io.stdin)?;
-    if objects.is_empty() {
-        return Err(CliError::Fatal(format!(
-            "{}: no objects to evaluate",
-            args.file.display()
-        )));
-    }
+    let objects: Vec<(ObjectId, Value)> = match (&args.file, &args.target) {
+        (Some(file), _) => {
+            let objects = input::load_objects(std::slice::from_ref(file), io.stdin)?;
+            if objects.is_empty() {
+                return Err(CliError::Fatal(format!(
+                    "{}: no objects to evaluate",
+                    file.display()
+                )));
+            }
+            objects.into_iter().map(|o| (o.id(), o.json)).collect()
+        }
+        (None, Some(target)) => {
+            let o = live_object(args, target)?;
+            vec![(ObjectId::of(&o), o)]
+        }
+        (None, None) => unreachable!("clap requires -f or KIND/NAME"),
+    };
     let rule = Rule::new(&rule_text, &args.budget.limits());
     let explain = if global.verbose > 0 {
         Explain::Always
@@ -94,9 +159,9 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     };
     let results: Vec<render::Result> = objects
         .iter()
-        .map(|o| render::Result {
-            object: o.id(),
-            outcome: rule.evaluate(&o.json, explain),
+        .map(|(id, json)| render::Result {
+            object: id.clone(),
+            outcome: rule.evaluate(json, explain),
         })
         .collect();
     match format {

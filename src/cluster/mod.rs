@@ -109,6 +109,57 @@ impl Cluster {
         self.discovery.as_ref()?.get(group)?.recommended_kind(kind)
     }
 
+    /// The resource of a kind at a given apiVersion (`group/version` or `version`), as kcm's
+    /// REST mapper resolves a reference.
+    pub fn resource_at(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Option<(ApiResource, ApiCapabilities)> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        self.discovery
+            .as_ref()?
+            .get(group)?
+            .versioned_resources(version)
+            .into_iter()
+            .find(|(ar, _)| ar.kind == kind)
+    }
+
+    /// Discovers every group the cluster serves (for names given by the user).
+    pub fn discover_all(&mut self) -> Result<(), ClusterError> {
+        let discovery = self
+            .runtime
+            .block_on(Discovery::new(self.client.clone()).run())
+            .map_err(|e| explain(&self.server, "discover the API", e))?;
+        self.discovery = Some(discovery);
+        Ok(())
+    }
+
+    /// A resource named like kubectl names them: `Deployment`, `deployment`, `deployments`,
+    /// optionally qualified with its group (`helmreleases.helm.toolkit.fluxcd.io`).
+    pub fn resolve(&self, name: &str) -> Option<(ApiResource, ApiCapabilities)> {
+        let (name, group) = match name.split_once('.') {
+            Some((n, g)) => (n, Some(g)),
+            None => (name, None),
+        };
+        let lower = name.to_ascii_lowercase();
+        let discovery = self.discovery.as_ref()?;
+        let mut groups: Vec<_> = discovery.groups().collect();
+        // Core and built-in groups first, as kubectl prefers them for short names.
+        groups.sort_by_key(|g| (g.name().contains('.'), g.name().to_string()));
+        for g in groups {
+            if group.is_some_and(|want| want != g.name()) {
+                continue;
+            }
+            for (ar, caps) in g.recommended_resources() {
+                if ar.kind.to_ascii_lowercase() == lower || ar.plural == lower {
+                    return Some((ar, caps));
+                }
+            }
+        }
+        None
+    }
+
     /// Whether the cluster serves the group at all.
     pub fn has_group(&self, group: &str) -> bool {
         self.discovery.as_ref().is_some_and(|d| d.has_group(group))

@@ -455,6 +455,38 @@ pub fn check_smp(
     }
 }
 
+/// Where the conditions kcm last wrote into the SMP's status differ from what the evaluation
+/// gives now: `(type, recorded "Status Reason", now "Status Reason")`.
+pub fn disagreements(smp: &Value, check: &SmpCheck) -> Vec<(String, String, String)> {
+    let recorded: Vec<&Value> = smp
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for c in &check.conditions {
+        if c.reason == "NotEvaluatedOffline" {
+            continue;
+        }
+        let now = format!("{:?} {}", c.status, c.reason);
+        let then = recorded
+            .iter()
+            .find(|r| r.get("type").and_then(Value::as_str) == Some(c.type_))
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    r.get("status").and_then(Value::as_str).unwrap_or("?"),
+                    r.get("reason").and_then(Value::as_str).unwrap_or("")
+                )
+            })
+            .unwrap_or_else(|| "(not written)".into());
+        if then != now {
+            out.push((c.type_.to_string(), then, now));
+        }
+    }
+    out
+}
+
 fn ok_or_not(type_: &'static str, title: &str, lower: &str, ready: bool) -> Condition {
     if ready {
         Condition {
@@ -790,6 +822,33 @@ mod tests {
             conds(&c)[1],
             "AdapterReady False FailedToGetAdapter: Failed to get adapter object: failed to get GVK from resource reference {a/b/c Deployment flux-adapter kcm-system }: invalid API version a/b/c for resource reference {a/b/c Deployment flux-adapter kcm-system }"
         );
+    }
+
+    #[test]
+    fn recorded_status_is_compared_with_the_evaluation() {
+        let mut s = smp("self.status.readyReplicas == 2", "");
+        s["status"] = json!({"ready": true, "conditions": [
+            {"type": "AdapterReady", "status": "True", "reason": "AdapterEnsuredSuccessfully"},
+            {"type": "ProvisionerReady", "status": "True", "reason": "ProvisionerEnsuredSuccessfully"}]});
+        let c = check_smp(
+            &s,
+            &set(),
+            Rbac::NotEvaluated,
+            &Limits::default(),
+            Explain::Never,
+        );
+        let d = disagreements(&s, &c);
+        assert_eq!(
+            d[0],
+            (
+                "AdapterReady".into(),
+                "True AdapterEnsuredSuccessfully".into(),
+                "False AdapterNotReady".into()
+            )
+        );
+        assert_eq!(d[1].0, "ProvisionerCRDsReady");
+        assert_eq!(d[1].1, "(not written)");
+        assert_eq!(d.len(), 2);
     }
 
     #[test]

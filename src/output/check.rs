@@ -7,15 +7,24 @@ use serde_json::{Value, json};
 use super::eval::{Paint, explanation, outcome_json, verdict};
 use crate::core::readiness::{Skipped, SmpCheck, Status};
 
-pub fn json(out: &mut dyn Write, checks: &[SmpCheck]) -> io::Result<()> {
+/// (condition type, what kcm recorded, what the evaluation gives now), per check.
+pub type Disagreements = Vec<(String, String, String)>;
+
+pub fn json(
+    out: &mut dyn Write,
+    checks: &[SmpCheck],
+    disagreements: &[Disagreements],
+) -> io::Result<()> {
     let arr: Vec<Value> = checks
         .iter()
-        .map(|c| {
+        .zip(disagreements)
+        .map(|(c, d)| {
             json!({
                 "smp": c.smp,
                 "skipped": c.skipped,
                 "ready": c.ready,
                 "conditions": c.conditions,
+                "statusDisagreements": d.iter().map(|(t, then, now)| json!({"type": t, "recorded": then, "now": now})).collect::<Vec<_>>(),
                 "evaluations": c.evaluations.iter().map(|e| {
                     let mut v = json!({"role": e.role, "reference": e.reference, "found": e.found});
                     if let (Some(o), Value::Object(m)) = (&e.outcome, &mut v)
@@ -41,9 +50,14 @@ fn skipped_text(s: Skipped) -> &'static str {
     }
 }
 
-pub fn human(out: &mut dyn Write, checks: &[SmpCheck], color: bool) -> io::Result<()> {
+pub fn human(
+    out: &mut dyn Write,
+    checks: &[SmpCheck],
+    disagreements: &[Disagreements],
+    color: bool,
+) -> io::Result<()> {
     let p = Paint { color };
-    for (i, c) in checks.iter().enumerate() {
+    for (i, (c, disagree)) in checks.iter().zip(disagreements).enumerate() {
         if i > 0 {
             writeln!(out)?;
         }
@@ -93,6 +107,13 @@ pub fn human(out: &mut dyn Write, checks: &[SmpCheck], color: bool) -> io::Resul
                 out,
                 "  {:<w_type$}  {status}  {:<w_reason$}  {message}",
                 cond.type_, cond.reason
+            )?;
+        }
+        for (t, then, now) in disagree {
+            writeln!(
+                out,
+                "  {} {t}: kcm last wrote {then}, the evaluation now gives {now}",
+                p.yellow("status differs:")
             )?;
         }
         for e in &c.evaluations {

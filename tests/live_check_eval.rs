@@ -1,0 +1,199 @@
+//! Live `check` and `eval` against the stateful fake API server, and the one-line errors for
+//! rejected credentials and missing RBAC.
+
+mod fakeapi;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use fakeapi::{FakeApiServer, Fault};
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Live {
+    server: FakeApiServer,
+    kubeconfig: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn live(case: &str) -> Live {
+    let server = FakeApiServer::start();
+    server.load_crds_dir(root().join("testdata/crds/kcm"));
+    server.load_crds_dir(root().join("testdata/crds/flux"));
+    let dump = root().join("testdata/doctor").join(case).join("dump.yaml");
+    server.load_objects_yaml(&std::fs::read_to_string(dump).unwrap());
+    let dir = std::env::temp_dir().join(format!(
+        "ksm-live-{case}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig);
+    Live {
+        server,
+        kubeconfig,
+        dir,
+    }
+}
+
+fn ksm(l: &Live, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(&l.kubeconfig)
+        .env_clear()
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn only_reads(l: &Live) {
+    for r in l.server.requests() {
+        assert!(
+            matches!(r.verb.as_str(), "get" | "list"),
+            "sent {} {}",
+            r.verb,
+            r.path
+        );
+    }
+}
+
+#[test]
+fn check_reads_every_provider_and_evaluates_like_kcm() {
+    let l = live("healthy");
+    let out = ksm(&l, &["check", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["smp"]["name"], "ksm-flux");
+    assert_eq!(v[0]["ready"], true);
+    assert_eq!(v[0]["statusDisagreements"], serde_json::json!([]));
+    // RBACReady is what kcm wrote, live.
+    assert_eq!(v[0]["conditions"][0]["reason"], "RBACEnsuredSuccessfully");
+    only_reads(&l);
+}
+
+#[test]
+fn check_explains_a_provider_that_is_not_ready() {
+    let l = live("smp-not-ready");
+    let out = ksm(&l, &["check", "ksm-flux"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains("StateManagementProvider ksm-flux: NOT READY"),
+        "{t}"
+    );
+    assert!(t.contains("ProvisionerReady      False"), "{t}");
+    assert!(
+        t.contains("provisioner[1] Deployment/flux-system/kustomize-controller: false"),
+        "{t}"
+    );
+    let out = ksm(&l, &["check", "no-such-smp"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("StateManagementProvider \"no-such-smp\" not found"));
+}
+
+#[test]
+fn check_flags_a_status_kcm_wrote_that_the_rules_no_longer_give() {
+    let l = live("smp-status-stale");
+    let out = ksm(&l, &["check", "-o", "json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        !v[0]["statusDisagreements"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    let out = ksm(&l, &["check"]);
+    assert!(text(&out).contains("status differs:"), "{}", text(&out));
+}
+
+#[test]
+fn eval_on_a_live_object() {
+    let l = live("smp-not-ready");
+    let rule = "has(self.status.readyReplicas) && self.status.readyReplicas > 0";
+    let out = ksm(
+        &l,
+        &[
+            "eval",
+            rule,
+            "deployment/kustomize-controller",
+            "-n",
+            "flux-system",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["object"]["name"], "kustomize-controller");
+    assert_eq!(v[0]["result"], false);
+    for form in [
+        "deployments/helm-controller",
+        "Deployment/helm-controller",
+        "deployments.apps/helm-controller",
+    ] {
+        let out = ksm(&l, &["eval", rule, form, "-n", "flux-system"]);
+        assert_eq!(out.status.code(), Some(0), "{form}: {}", text(&out));
+    }
+    let out = ksm(&l, &["eval", rule, "deployment/nope", "-n", "flux-system"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("Deployment/nope not found in namespace flux-system"),
+        "{}",
+        text(&out)
+    );
+    let out = ksm(&l, &["eval", rule, "widgets/x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("serves no kind \"widgets\""),
+        "{}",
+        text(&out)
+    );
+    only_reads(&l);
+}
+
+#[test]
+fn rejected_credentials_and_missing_rbac_are_one_line_each() {
+    let l = live("healthy");
+    l.server.inject(Fault::Status {
+        verb: None,
+        resource: None,
+        code: 401,
+        times: 1000,
+    });
+    let out = ksm(&l, &["doctor", "-A"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rejected the credentials"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    l.server.clear_faults();
+    l.server.inject(Fault::Status {
+        verb: Some("list".into()),
+        resource: Some("servicesets".into()),
+        code: 403,
+        times: 1000,
+    });
+    let out = ksm(&l, &["doctor", "-A"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: forbidden to list servicesets"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
