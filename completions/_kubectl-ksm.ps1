@@ -93,12 +93,18 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             break
         }
         'kubectl-ksm;render' {
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the live ServiceSets (default: the context''s)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the live ServiceSets (default: the context''s)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'How long to wait for one request (e.g. 30s; 0 waits forever)')
             [CompletionResult]::new('--templates', '--templates', [CompletionResultType]::ParameterName, 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)')
             [CompletionResult]::new('--smp', '--smp', [CompletionResultType]::ParameterName, 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels')
             [CompletionResult]::new('--system-namespace', '--system-namespace', [CompletionResultType]::ParameterName, 'kcm''s system namespace (self-management ServiceSets of a MultiClusterService live there)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('--live', '--live', [CompletionResultType]::ParameterName, 'Read the ServiceSet and its ServiceTemplates from the cluster')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -330,12 +330,32 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__render)
-            opts="-o -v -h -V --templates --smp --system-namespace --output --color --verbose --help --version"
+            opts="-n -o -v -h -V --live --namespace --kubeconfig --context --request-timeout --templates --smp --system-namespace --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --templates)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -90,6 +90,10 @@ never\t''"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s n -l namespace -d 'Namespace of the live ServiceSets (default: the context\'s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l templates -d 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l smp -d 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l system-namespace -d 'kcm\'s system namespace (self-management ServiceSets of a MultiClusterService live there)' -r
@@ -101,6 +105,7 @@ yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l live -d 'Read the ServiceSet and its ServiceTemplates from the cluster'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s V -l version -d 'Print version'

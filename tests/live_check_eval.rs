@@ -197,3 +197,83 @@ fn rejected_credentials_and_missing_rbac_are_one_line_each() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn live_render_matches_the_render_of_the_same_objects_from_files() {
+    for case in ["helm-chartref", "multi-service", "paused", "uninstall"] {
+        let input = root().join("testdata/render").join(case).join("input.yaml");
+        let server = FakeApiServer::start();
+        server.load_crds_dir(root().join("testdata/crds/kcm"));
+        server.load_objects_yaml(&std::fs::read_to_string(&input).unwrap());
+        let dir =
+            std::env::temp_dir().join(format!("ksm-live-render-{case}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kubeconfig = dir.join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig);
+        let run = |args: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+                .args(args)
+                .env_clear()
+                .output()
+                .unwrap()
+        };
+        let from_file = run(&["render", input.to_str().unwrap()]);
+        let live = run(&[
+            "render",
+            "--live",
+            "-n",
+            "kcm-system",
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            live.status.code(),
+            from_file.status.code(),
+            "{case}: {}",
+            text(&live)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&live.stdout),
+            String::from_utf8_lossy(&from_file.stdout),
+            "{case}"
+        );
+        for r in server.requests() {
+            assert!(
+                matches!(r.verb.as_str(), "get" | "list"),
+                "{case}: sent {} {}",
+                r.verb,
+                r.path
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// KUBECONFIG may list several files, merged as kubectl merges them: here the cluster and
+/// user in one, the context in another.
+#[test]
+fn kubeconfig_files_listed_in_kubeconfig_are_merged() {
+    let l = live("healthy");
+    let full = std::fs::read_to_string(&l.kubeconfig).unwrap();
+    let (head, contexts) = full
+        .split_once("contexts:")
+        .expect("a kubeconfig with contexts");
+    let first = l.dir.join("clusters-and-users");
+    std::fs::write(&first, head.replace("current-context:", "#")).unwrap();
+    let second = l.dir.join("contexts");
+    std::fs::write(
+        &second,
+        format!("apiVersion: v1\nkind: Config\ncontexts:{contexts}"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["check", "-o", "json"])
+        .env_clear()
+        .env(
+            "KUBECONFIG",
+            format!("{}:{}", first.display(), second.display()),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}\n{full}", text(&out));
+}

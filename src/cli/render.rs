@@ -23,13 +23,23 @@ Examples:
   kubectl get serviceset dev -n kcm-system -o yaml > ss.yaml
   kubectl get servicetemplates -n kcm-system -o yaml > templates.yaml
   kubectl ksm render ss.yaml --templates templates.yaml | kubectl apply --dry-run=server -f -
+  kubectl ksm render --live dev-cluster -n kcm-system
 
 Exit codes: 0 rendered, 1 rendered with errors for some services (reported on stderr; the
 others are rendered), 2 unusable input.")]
 pub struct RenderArgs {
-    /// A file with the ServiceSet (it may also hold the ServiceTemplates)
+    /// A file with the ServiceSet (it may also hold the ServiceTemplates); with --live, the
+    /// name of a ServiceSet in the cluster (none: every ServiceSet of the namespace)
     #[arg(value_name = "SERVICESET")]
-    pub file: PathBuf,
+    pub file: Option<PathBuf>,
+    /// Read the ServiceSet and its ServiceTemplates from the cluster
+    #[arg(long)]
+    pub live: bool,
+    /// Namespace of the live ServiceSets (default: the context's)
+    #[arg(short = 'n', long, value_name = "NAMESPACE", requires = "live")]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
     /// Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)
     #[arg(long = "templates", value_name = "PATH", num_args = 1..)]
     pub templates: Vec<PathBuf>,
@@ -43,11 +53,20 @@ pub struct RenderArgs {
 
 pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let format = output_format(global, "render", &[OutputFormat::Yaml, OutputFormat::Json])?;
-    let main: Vec<Value> = input::load_objects(std::slice::from_ref(&args.file), io.stdin)?
-        .into_iter()
-        .map(|o: LoadedObject| o.json)
-        .collect();
-    let mut all = main.clone();
+    let (main, mut all) = if args.live {
+        live_inputs(args)?
+    } else {
+        let Some(file) = &args.file else {
+            return Err(CliError::Fatal(
+                "give a file with the ServiceSet, or --live to read it from the cluster".into(),
+            ));
+        };
+        let main: Vec<Value> = input::load_objects(std::slice::from_ref(file), io.stdin)?
+            .into_iter()
+            .map(|o: LoadedObject| o.json)
+            .collect();
+        (main.clone(), main)
+    };
     for paths in [&args.templates, &args.smp] {
         all.extend(
             input::load_objects(paths, io.stdin)?
@@ -67,9 +86,12 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         sets = derive_service_sets(&main, &all, &templates, &args.system_namespace, io)?;
     }
     if sets.is_empty() {
+        let what = match &args.file {
+            Some(f) if !args.live => f.display().to_string(),
+            _ => "the cluster".into(),
+        };
         return Err(CliError::Fatal(format!(
-            "{}: no ServiceSet, ClusterDeployment or MultiClusterService to render",
-            args.file.display()
+            "{what}: no ServiceSet, ClusterDeployment or MultiClusterService to render"
         )));
     }
     let mut rendered_objects = Vec::new();
@@ -105,6 +127,53 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         )?;
     }
     Ok(if errors { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// The ServiceSets (one by name, or all of the namespace) and ServiceTemplates of the cluster:
+/// (main objects, all objects).
+fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> {
+    let fatal = |e: crate::cluster::ClusterError| CliError::Fatal(e.0);
+    let mut cluster = crate::cluster::Cluster::connect(&args.cluster).map_err(fatal)?;
+    cluster.discover().map_err(fatal)?;
+    let namespace = args
+        .namespace
+        .clone()
+        .unwrap_or_else(|| cluster.default_namespace.clone());
+    let kind = |k: &str| {
+        cluster.resource("k0rdent.mirantis.com", k).ok_or_else(|| {
+            CliError::Fatal(format!(
+                "the cluster at {} serves no {k}: is k0rdent (kcm) installed?",
+                cluster.server
+            ))
+        })
+    };
+    let (ss_ar, ss_caps) = kind("ServiceSet")?;
+    let (t_ar, t_caps) = kind("ServiceTemplate")?;
+    let sets = match &args.file {
+        Some(name) => {
+            let name = name.to_string_lossy();
+            match cluster
+                .get(&ss_ar, &ss_caps, &namespace, &name)
+                .map_err(fatal)?
+            {
+                Some(s) => vec![s],
+                None => {
+                    return Err(CliError::Fatal(format!(
+                        "ServiceSet {namespace}/{name} not found"
+                    )));
+                }
+            }
+        }
+        None => cluster
+            .list(&ss_ar, &ss_caps, Some(&namespace))
+            .map_err(fatal)?,
+    };
+    let templates = cluster
+        .list(&t_ar, &t_caps, Some(&namespace))
+        .map_err(fatal)?;
+    let mut all = sets.clone();
+    all.extend(templates);
+    Ok((sets, all))
 }
 
 /// The ServiceSets kcm would create for the ClusterDeployments and MultiClusterServices of the
