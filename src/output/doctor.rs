@@ -152,14 +152,21 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
         }
         writeln!(out)?;
     }
+    let n = |count: usize, word: &str| {
+        if count == 1 {
+            format!("{count} {word}")
+        } else {
+            format!("{count} {word}s")
+        }
+    };
     writeln!(
         out,
-        "{} ServiceSets, {} services: {} healthy; {} errors, {} warnings",
-        r.summary.service_sets,
-        r.summary.services,
+        "{}, {}: {} healthy; {}, {}",
+        n(r.summary.service_sets, "ServiceSet"),
+        n(r.summary.services, "service"),
         r.summary.healthy_services,
-        r.summary.errors,
-        r.summary.warnings
+        n(r.summary.errors, "error"),
+        n(r.summary.warnings, "warning")
     )
 }
 
