@@ -277,3 +277,24 @@ fn kubeconfig_files_listed_in_kubeconfig_are_merged() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}\n{full}", text(&out));
 }
+
+#[test]
+fn a_cluster_without_flux_says_so() {
+    let server = FakeApiServer::start();
+    server.load_crds_dir(root().join("testdata/crds/kcm"));
+    let dir = std::env::temp_dir().join(format!("ksm-live-noflux-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig);
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["doctor", "-A", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .env_clear()
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is Flux installed?"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -323,6 +323,14 @@ impl Cluster {
                 self.server
             )));
         }
+        if !self.has_group("helm.toolkit.fluxcd.io")
+            && !self.has_group("kustomize.toolkit.fluxcd.io")
+        {
+            return Err(ClusterError(format!(
+                "the cluster at {} serves neither HelmReleases nor Kustomizations: is Flux installed? (flux check, or kubectl api-resources --api-group=helm.toolkit.fluxcd.io)",
+                self.server
+            )));
+        }
         let mut objects = Vec::new();
         let mut notes = Vec::new();
         for (group, kind, everywhere) in DOCTOR_KINDS {
