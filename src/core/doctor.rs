@@ -126,10 +126,15 @@ pub struct Options {
     pub secrets_collected: bool,
 }
 
-/// The objects doctor looks at, indexed.
+/// The objects doctor looks at, indexed once: by kind, by (kind, namespace, name), and the
+/// Flux objects by the ServiceSet and service labels the adapter puts on them. Every lookup
+/// of the diagnosis is then a hash lookup, so a run is linear in the objects.
 pub struct Snapshot<'a> {
     objects: &'a [Value],
     by_kind: HashMap<&'a str, Vec<&'a Value>>,
+    by_key: HashMap<(&'a str, &'a str, &'a str), &'a Value>,
+    /// (namespace, serviceset label, service label) → HelmRelease or Kustomization.
+    flux_by_labels: HashMap<(&'a str, &'a str, &'a str), &'a Value>,
 }
 
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -144,13 +149,40 @@ fn display(v: &Value) -> String {
     ObjectId::of(v).to_string()
 }
 
+fn label<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(|l| l.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
 impl<'a> Snapshot<'a> {
     pub fn new(objects: &'a [Value]) -> Snapshot<'a> {
         let mut by_kind: HashMap<&str, Vec<&Value>> = HashMap::new();
+        let mut by_key = HashMap::new();
+        let mut flux_by_labels = HashMap::new();
         for o in objects {
-            by_kind.entry(kind_of(o)).or_default().push(o);
+            let kind = kind_of(o);
+            by_kind.entry(kind).or_default().push(o);
+            let ns = s(o, "/metadata/namespace");
+            // The first object of a key wins, as a linear scan would find it.
+            by_key
+                .entry((kind, ns, s(o, "/metadata/name")))
+                .or_insert(o);
+            if matches!(kind, "HelmRelease" | "Kustomization") {
+                let (set, svc) = (label(o, LABEL_SERVICESET), label(o, LABEL_SERVICE));
+                if !set.is_empty() && !svc.is_empty() {
+                    flux_by_labels.entry((ns, set, svc)).or_insert(o);
+                }
+            }
         }
-        Snapshot { objects, by_kind }
+        Snapshot {
+            objects,
+            by_kind,
+            by_key,
+            flux_by_labels,
+        }
     }
 
     fn all(&self, kind: &str) -> &[&'a Value] {
@@ -158,10 +190,7 @@ impl<'a> Snapshot<'a> {
     }
 
     fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Value> {
-        self.all(kind)
-            .iter()
-            .copied()
-            .find(|o| s(o, "/metadata/name") == name && s(o, "/metadata/namespace") == namespace)
+        self.by_key.get(&(kind, namespace, name)).copied()
     }
 }
 
@@ -541,20 +570,14 @@ impl Doctor<'_, '_> {
 
         // The Flux object: labelled by the adapter, or named <serviceset>-<service>.
         let object_name = format!("{set_name}-{name}");
-        let flux = ["HelmRelease", "Kustomization"].iter().find_map(|k| {
-            self.snap.all(k).iter().copied().find(|o| {
-                s(o, "/metadata/namespace") == ns
-                    && (s(
-                        o,
-                        &format!("/metadata/labels/{}", LABEL_SERVICESET.replace('/', "~1")),
-                    ) == label_value(set_name)
-                        && s(
-                            o,
-                            &format!("/metadata/labels/{}", LABEL_SERVICE.replace('/', "~1")),
-                        ) == label_value(name)
-                        || s(o, "/metadata/name") == object_name)
-            })
-        });
+        let (set_label, svc_label) = (label_value(set_name), label_value(name));
+        let flux = self
+            .snap
+            .flux_by_labels
+            .get(&(ns, set_label.as_str(), svc_label.as_str()))
+            .copied()
+            .or_else(|| self.snap.find("HelmRelease", ns, &object_name))
+            .or_else(|| self.snap.find("Kustomization", ns, &object_name));
         let uninstall = s(svc, "/helmAction") == "Uninstall";
         let Some(flux) = flux else {
             // The adapter marked it Failed without creating an object: a configuration error
