@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::core::cel::Limits;
 use crate::core::objects::ObjectId;
-use crate::core::readiness::{self, Condition, Explain, ObjectSet, Rbac, Status};
+use crate::core::readiness::{self, Condition, Explain, ObjectLookup, Rbac, Status};
 use crate::core::render::{self, LABEL_SERVICE, LABEL_SERVICESET, label_value};
 use crate::core::selector;
 use crate::core::state::{self, Observed, ServiceState};
@@ -130,7 +130,6 @@ pub struct Options {
 /// Flux objects by the ServiceSet and service labels the adapter puts on them. Every lookup
 /// of the diagnosis is then a hash lookup, so a run is linear in the objects.
 pub struct Snapshot<'a> {
-    objects: &'a [Value],
     by_kind: HashMap<&'a str, Vec<&'a Value>>,
     by_key: HashMap<(&'a str, &'a str, &'a str), &'a Value>,
     /// (namespace, serviceset label, service label) → HelmRelease or Kustomization.
@@ -178,7 +177,6 @@ impl<'a> Snapshot<'a> {
             }
         }
         Snapshot {
-            objects,
             by_kind,
             by_key,
             flux_by_labels,
@@ -191,6 +189,25 @@ impl<'a> Snapshot<'a> {
 
     fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Value> {
         self.by_key.get(&(kind, namespace, name)).copied()
+    }
+}
+
+/// The readiness re-evaluation reads the SMP's references from the snapshot's index.
+impl ObjectLookup for Snapshot<'_> {
+    fn get(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> Option<&Value> {
+        self.find(kind, namespace, name)
+            .filter(|o| s(o, "/apiVersion") == api_version)
+    }
+
+    fn crd(&self, name: &str) -> Option<&Value> {
+        self.find("CustomResourceDefinition", "", name)
+    }
+
+    fn resource_of(&self, group: &str, kind: &str) -> Option<String> {
+        self.all("CustomResourceDefinition").iter().find_map(|c| {
+            (s(c, "/spec/group") == group && s(c, "/spec/names/kind") == kind)
+                .then(|| s(c, "/spec/names/plural").to_string())
+        })
     }
 }
 
@@ -413,10 +430,15 @@ impl Doctor<'_, '_> {
         }
         let ready = smp.pointer("/status/ready").and_then(Value::as_bool) == Some(true);
         // Re-evaluate what kcm evaluates, on the objects of the snapshot.
-        let set = ObjectSet::new(self.snap.objects.to_vec());
         let rbac =
             status_condition(smp, readiness::COND_RBAC).map_or(Rbac::NotEvaluated, Rbac::Known);
-        let now = readiness::check_smp(smp, &set, rbac, &Limits::default(), Explain::WhenNotTrue);
+        let now = readiness::check_smp(
+            smp,
+            self.snap,
+            rbac,
+            &Limits::default(),
+            Explain::WhenNotTrue,
+        );
         if !ready {
             let failing: Vec<String> = smp
                 .pointer("/status/conditions")
