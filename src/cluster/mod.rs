@@ -176,6 +176,20 @@ impl Cluster {
             (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, ar),
             _ => Api::all_with(self.client.clone(), ar),
         };
+        let items = self.paginate(&format!("list {}", ar.plural), |lp| {
+            let api = api.clone();
+            async move { api.list(&lp).await }
+        })?;
+        Ok(items.into_iter().map(|o| with_type(o, ar)).collect())
+    }
+
+    /// Every page of a list (`limit` + `continue`), one request per page.
+    fn paginate<T, F, Fut>(&self, what: &str, fetch: F) -> Result<Vec<T>, ClusterError>
+    where
+        T: Clone,
+        F: Fn(ListParams) -> Fut,
+        Fut: std::future::Future<Output = kube::Result<kube::core::ObjectList<T>>>,
+    {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
@@ -185,17 +199,14 @@ impl Cluster {
             }
             let page = self
                 .runtime
-                .block_on(api.list(&lp))
-                .map_err(|e| explain(&self.server, &format!("list {}", ar.plural), e))?;
-            for item in page.items {
-                out.push(with_type(item, ar));
-            }
+                .block_on(fetch(lp))
+                .map_err(|e| explain(&self.server, what, e))?;
+            out.extend(page.items);
             token = page.metadata.continue_.filter(|t| !t.is_empty());
             if token.is_none() {
-                break;
+                return Ok(out);
             }
         }
-        Ok(out)
     }
 
     /// One object, or None if it does not exist.
@@ -368,30 +379,20 @@ impl Cluster {
             Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
             None => Api::all_with(self.client.clone(), &ar),
         };
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            let mut lp = ListParams::default().limit(PAGE_SIZE);
-            if let Some(t) = &token {
-                lp = lp.continue_token(t);
-            }
-            let page = self
-                .runtime
-                .block_on(api.list_metadata(&lp))
-                .map_err(|e| explain(&self.server, "list secrets (metadata only)", e))?;
-            for item in page.items {
-                out.push(serde_json::json!({
+        let items = self.paginate("list secrets (metadata only)", |lp| {
+            let api = api.clone();
+            async move { api.list_metadata(&lp).await }
+        })?;
+        Ok(items
+            .into_iter()
+            .map(|item| {
+                serde_json::json!({
                     "apiVersion": "v1",
                     "kind": "Secret",
                     "metadata": {"name": item.metadata.name, "namespace": item.metadata.namespace},
-                }));
-            }
-            token = page.metadata.continue_.filter(|t| !t.is_empty());
-            if token.is_none() {
-                break;
-            }
-        }
-        Ok(out)
+                })
+            })
+            .collect())
     }
 
     /// The adapter/provisioner objects and provisioner CRDs of every SMP (a handful of gets).
