@@ -2,6 +2,7 @@
 //! checking and evaluation, readiness of a StateManagementProvider, schema validation and the
 //! lint rules. Nothing here reads files, the environment or the clock, or prints.
 
+pub mod adapter;
 pub mod cel;
 pub mod crds;
 pub mod doctor;

@@ -1,0 +1,310 @@
+use super::*;
+use crate::core::objects;
+use chrono::TimeZone;
+
+const INPUT: &str = include_str!("../../../testdata/render/multi-service/input.yaml");
+
+fn docs() -> (Value, Vec<Value>) {
+    let mut set = None;
+    let mut templates = Vec::new();
+    let source = crate::diag::source::Source::new("input.yaml", INPUT);
+    for obj in objects::load(&source, &Default::default()).objects {
+        match obj.kind() {
+            "ServiceSet" => set = Some(obj.json),
+            "ServiceTemplate" => templates.push(obj.json),
+            _ => {}
+        }
+    }
+    (set.expect("a ServiceSet"), templates)
+}
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap()
+}
+
+const ACTIVE: Provider = Provider {
+    ready: true,
+    suspended: false,
+};
+
+fn run(set: &Value, templates: &[Value], live: &[&Value], provider: Provider) -> Plan {
+    plan(&Inputs {
+        service_set: set,
+        templates,
+        live,
+        sources: &[],
+        provider,
+        previous_status: set.get("status"),
+        now: now(),
+        source_timeout: Duration::from_secs(300),
+    })
+}
+
+/// The applied object as the API server returns it: our managedFields entry, a generation
+/// and a Ready condition.
+fn as_live(desired: &Value, ready: Option<(&str, &str)>) -> Value {
+    let mut o = desired.clone();
+    o["metadata"]["uid"] = "u-1".into();
+    o["metadata"]["generation"] = 1.into();
+    o["metadata"]["managedFields"] = json!([{"manager": FIELD_MANAGER, "operation": "Apply",
+        "fieldsV1": fields_of(desired)}]);
+    if let Some((status, reason)) = ready {
+        o["status"] = json!({"observedGeneration": 1, "conditions": [{"type": "Ready",
+            "status": status, "reason": reason, "message": "msg", "observedGeneration": 1,
+            "lastTransitionTime": "2026-11-21T11:00:00Z"}]});
+    }
+    o
+}
+
+fn fields_of(v: &Value) -> Value {
+    fn go(v: &Value) -> Value {
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                Value::Object(m.iter().map(|(k, c)| (format!("f:{k}"), go(c))).collect())
+            }
+            _ => json!({}),
+        }
+    }
+    let mut f = go(v);
+    let m = f.as_object_mut().unwrap();
+    m.remove("f:apiVersion");
+    m.remove("f:kind");
+    f
+}
+
+#[test]
+fn first_reconcile_applies_every_rendered_object() {
+    let (set, templates) = docs();
+    let p = run(&set, &templates, &[], ACTIVE);
+    assert!(!p.add_finalizer, "the fixture already has the finalizer");
+    assert_eq!(p.apply.len(), 5);
+    assert_eq!(p.desired, 5);
+    // Exactly what render produces.
+    let r = render::render(&render::Inputs {
+        service_set: &set,
+        templates: &templates,
+    });
+    assert_eq!(p.apply, r.objects);
+    let states: Vec<&str> = p.status["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| s(x, "/state"))
+        .collect();
+    assert_eq!(states, ["Pending"; 5]);
+    assert_eq!(p.status["conditions"][0]["message"], "0/5");
+    assert_eq!(p.status["deployed"], false);
+    assert!(p.status_changed);
+}
+
+#[test]
+fn finalizer_is_added_when_missing() {
+    let (mut set, templates) = docs();
+    set["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("finalizers");
+    assert!(run(&set, &templates, &[], ACTIVE).add_finalizer);
+}
+
+#[test]
+fn converged_set_writes_nothing() {
+    let (mut set, templates) = docs();
+    let first = run(&set, &templates, &[], ACTIVE);
+    let live: Vec<Value> = first
+        .apply
+        .iter()
+        .map(|d| as_live(d, Some(("True", "InstallSucceeded"))))
+        .collect();
+    let refs: Vec<&Value> = live.iter().collect();
+    let p = run(&set, &templates, &refs, ACTIVE);
+    assert!(p.apply.is_empty(), "{:?}", p.apply);
+    assert!(p.delete.is_empty());
+    assert_eq!(p.status["deployed"], true);
+    assert_eq!(p.status["conditions"][0]["message"], "5/5");
+    assert_eq!(p.status["services"][1]["version"], "1.2.0");
+    // Written once, the next reconcile changes nothing.
+    set["status"] = p.status.clone();
+    let again = run(&set, &templates, &refs, ACTIVE);
+    assert!(!again.status_changed);
+    assert!(again.apply.is_empty());
+    assert_eq!(again.requeue_after, None);
+}
+
+#[test]
+fn transition_time_moves_only_with_the_state() {
+    let (mut set, templates) = docs();
+    let first = run(&set, &templates, &[], ACTIVE);
+    let live: Vec<Value> = first
+        .apply
+        .iter()
+        .map(|d| as_live(d, Some(("True", "InstallSucceeded"))))
+        .collect();
+    let refs: Vec<&Value> = live.iter().collect();
+    // cert-manager was Deployed at 09:21:03 in the fixture and still is: time kept.
+    let p = run(&set, &templates, &refs, ACTIVE);
+    assert_eq!(
+        p.status["services"][0]["lastStateTransitionTime"],
+        "2026-08-20T09:21:03Z"
+    );
+    // baseline-policies went Provisioning -> Deployed: now.
+    assert_eq!(
+        p.status["services"][1]["lastStateTransitionTime"],
+        "2026-11-21T12:00:00Z"
+    );
+    set["status"] = p.status;
+    let failing: Vec<Value> = first
+        .apply
+        .iter()
+        .map(|d| as_live(d, Some(("False", "InstallFailed"))))
+        .collect();
+    let refs: Vec<&Value> = failing.iter().collect();
+    let p = run(&set, &templates, &refs, ACTIVE);
+    assert_eq!(p.status["services"][0]["state"], "Failed");
+    assert_eq!(p.status["services"][0]["failureMessage"], "msg");
+    assert_eq!(
+        p.status["services"][0]["conditions"][0]["reason"],
+        "InstallFailed"
+    );
+    // The version stays what was last Deployed.
+    assert_eq!(p.status["services"][0]["version"], "v1.18.2");
+}
+
+#[test]
+fn provider_not_ready_or_suspended_changes_no_flux_object() {
+    let (set, templates) = docs();
+    let first = run(&set, &templates, &[], ACTIVE);
+    let mut stale = as_live(&first.apply[0], None);
+    stale["spec"]["interval"] = "1h".into();
+    let mut orphan = as_live(&first.apply[1], None);
+    orphan["metadata"]["name"] = "dev-cluster-removed".into();
+    orphan["metadata"]["ownerReferences"] = json!([{"controller": true,
+        "uid": s(&set, "/metadata/uid")}]);
+    for provider in [
+        Provider::default(),
+        Provider {
+            ready: true,
+            suspended: true,
+        },
+    ] {
+        let p = run(&set, &templates, &[&stale, &orphan], provider);
+        assert!(p.apply.is_empty() && p.delete.is_empty(), "{provider:?}");
+        assert_eq!(p.status["provider"], provider_json(provider));
+    }
+    let p = run(&set, &templates, &[&stale, &orphan], ACTIVE);
+    assert_eq!(p.apply.len(), 5);
+    assert_eq!(p.delete.len(), 1);
+    assert_eq!(p.delete[0].name, "dev-cluster-removed");
+}
+
+#[test]
+fn an_object_it_does_not_own_is_left_alone_and_the_service_fails() {
+    let (set, templates) = docs();
+    let first = run(&set, &templates, &[], ACTIVE);
+    let mut foreign = as_live(&first.apply[0], Some(("True", "InstallSucceeded")));
+    foreign["metadata"]["ownerReferences"] = json!([]);
+    let p = run(&set, &templates, &[&foreign], ACTIVE);
+    assert_eq!(p.apply.len(), 4);
+    assert!(p.delete.is_empty());
+    let svc = &p.status["services"][0];
+    assert_eq!(svc["state"], "Failed");
+    assert!(s(svc, "/failureMessage").contains("not controlled by this ServiceSet"));
+}
+
+#[test]
+fn configuration_errors_fail_the_service() {
+    let (mut set, templates) = docs();
+    set["spec"]["services"][0]["template"] = "nope".into();
+    set["spec"]["provider"]["config"] = json!({"interval": "soon"});
+    let p = run(&set, &templates, &[], ACTIVE);
+    assert!(p.apply.is_empty());
+    for svc in p.status["services"].as_array().unwrap() {
+        assert_eq!(svc["state"], "Failed");
+        assert!(s(svc, "/failureMessage").starts_with("invalid provider config"));
+    }
+}
+
+#[test]
+fn deletion_goes_through_deleting_then_drops_the_finalizer() {
+    let (mut set, templates) = docs();
+    let first = run(&set, &templates, &[], ACTIVE);
+    let live: Vec<Value> = first.apply.iter().map(|d| as_live(d, None)).collect();
+    let refs: Vec<&Value> = live.iter().collect();
+    set["metadata"]["deletionTimestamp"] = "2026-11-21T11:59:00Z".into();
+    let p = run(&set, &templates, &refs, ACTIVE);
+    assert_eq!(p.delete.len(), 5);
+    assert!(!p.remove_finalizer);
+    assert!(p.apply.is_empty());
+    for svc in p.status["services"].as_array().unwrap() {
+        assert_eq!(svc["state"], "Deleting");
+        assert!(svc.get("failureMessage").is_none());
+    }
+    // Held by the provider: nothing deleted, the finalizer stays.
+    let held = run(&set, &templates, &refs, Provider::default());
+    assert!(held.delete.is_empty() && !held.remove_finalizer);
+    // Gone: the finalizer goes.
+    set["status"] = p.status;
+    let p = run(&set, &templates, &[], ACTIVE);
+    assert!(p.remove_finalizer);
+    assert!(!p.status_changed);
+}
+
+#[test]
+fn source_wait_requeues_at_the_timeout() {
+    let (set, templates) = docs();
+    let first = run(&set, &templates, &[], ACTIVE);
+    // Ready=False ArtifactFailed since 11:00, timeout 5m: already Failed, no requeue.
+    let live = as_live(&first.apply[0], Some(("False", "ArtifactFailed")));
+    let p = run(&set, &templates, &[&live], ACTIVE);
+    assert_eq!(p.status["services"][0]["state"], "Failed");
+    assert_eq!(p.requeue_after, None);
+    // Since 11:58: Provisioning, look again after the 3 minutes left (+1 s).
+    let mut live = live;
+    live["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-21T11:58:00Z".into();
+    let p = run(&set, &templates, &[&live], ACTIVE);
+    assert_eq!(p.status["services"][0]["state"], "Provisioning");
+    assert_eq!(p.requeue_after, Some(Duration::from_secs(181)));
+    assert!(needs_source(&live));
+    // chartRef: the HelmChart named there; chart.spec: the one helm-controller generates.
+    let chart = |kind: &str, ns: &str, name: &str| Some((kind.into(), ns.into(), name.into()));
+    assert_eq!(
+        source_ref(&live),
+        chart("HelmChart", "kcm-system", "cert-manager-1-18-2")
+    );
+    assert_eq!(
+        source_ref(&first.apply[3]),
+        chart(
+            "HelmChart",
+            "kcm-system",
+            "kcm-system-dev-cluster-podinfo-git"
+        )
+    );
+    assert_eq!(
+        source_ref(&first.apply[1]),
+        chart("OCIRepository", "kcm-system", "baseline-policies")
+    );
+}
+
+#[test]
+fn serves_checks_provider_name_and_selector() {
+    let (set, _) = docs();
+    let smp = json!({"spec": {"selector": {"matchLabels": {"ksm.k0rdent.mirantis.com/adapter": "flux-adapter"}}}});
+    assert!(serves("ksm-flux", Some(&smp), &set));
+    assert!(!serves("other", Some(&smp), &set));
+    assert!(!serves("ksm-flux", None, &set));
+    let no_selector = json!({"spec": {}});
+    assert!(!serves("ksm-flux", Some(&no_selector), &set));
+    let expr = json!({"spec": {"selector": {"matchExpressions": [
+        {"key": "ksm.k0rdent.mirantis.com/adapter", "operator": "In", "values": ["x"]}]}}});
+    assert!(!serves("ksm-flux", Some(&expr), &set));
+}
+
+#[test]
+fn merge_diff_nulls_removed_keys_and_replaces_arrays() {
+    let old = json!({"a": 1, "b": {"c": 1, "d": 2}, "l": [1, 2], "gone": true});
+    let new = json!({"a": 1, "b": {"c": 2}, "l": [1]});
+    assert_eq!(
+        merge_diff(&old, &new),
+        json!({"b": {"c": 2, "d": null}, "l": [1], "gone": null})
+    );
+}
