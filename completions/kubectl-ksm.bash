@@ -37,6 +37,9 @@ _kubectl__ksm() {
             kubectl__ksm,render)
                 cmd="kubectl__ksm__subcmd__render"
                 ;;
+            kubectl__ksm,run)
+                cmd="kubectl__ksm__subcmd__run"
+                ;;
             *)
                 ;;
         esac
@@ -44,7 +47,7 @@ _kubectl__ksm() {
 
     case "${cmd}" in
         kubectl__ksm)
-            opts="-o -v -h -V --output --color --verbose --help --version lint eval check render doctor generate __complete"
+            opts="-o -v -h -V --output --color --verbose --help --version lint eval check render doctor run generate __complete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -365,6 +368,76 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --system-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "human json sarif github yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__ksm__subcmd__run)
+            opts="-o -v -h -V --provider --leader-elect --leader-election-namespace --leader-election-id --bind-address --source-timeout --resync --concurrency --log-format --kubeconfig --context --request-timeout --output --color --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --provider)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --leader-election-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --leader-election-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bind-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --source-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resync)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "json text" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

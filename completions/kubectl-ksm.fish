@@ -40,6 +40,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "eval" -d 'E
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "check" -d 'Check a StateManagementProvider against saved objects: the conditions kcm would set'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "render" -d 'Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "doctor" -d 'Diagnose stuck or failed services: SMP → ServiceSet → Flux object → source'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "run" -d 'Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "__complete" -d 'Completion protocol used by the kubectl_complete-ksm script'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l explain -d 'Print the documentation of a check (code such as KSM204, or its name)' -r
@@ -130,6 +131,30 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s A -l 
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l provider -d 'The StateManagementProvider this adapter serves' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l leader-election-namespace -d 'Namespace of the Lease (default: POD_NAMESPACE, then the context\'s namespace)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l leader-election-id -d 'Name of the Lease (default: kubectl-ksm-<provider>)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l bind-address -d 'Address of /metrics, /healthz and /readyz' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l source-timeout -d 'How long a service may wait on a failing source (or a transient error) before it counts as Failed' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l resync -d 'Reconcile every ServiceSet at least this often, changes or not (0: only on changes)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l concurrency -d 'ServiceSets reconciled at the same time' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l log-format -d 'Log format' -r -f -a "json\t''
+text\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'Machine-readable JSON'
+sarif\t'SARIF 2.1.0 (code scanning)'
+github\t'GitHub Actions workflow annotations'
+yaml\t'YAML (multi-document, ready for `kubectl apply -f -`)'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l color -d 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l leader-elect -d 'Run only while holding a coordination.k8s.io Lease (for more than one replica)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -s v -l verbose -d 'Print more detail: per-file counts (lint), explanations of true results too (eval, check)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -l out -d 'Directory that receives completions/ and man/' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand generate" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'

@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod cluster;
+pub mod controller;
 pub mod core;
 pub mod diag;
 pub mod output;

@@ -11,6 +11,7 @@ pub mod generate;
 pub mod input;
 pub mod lint;
 pub mod render;
+pub mod run;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
@@ -98,6 +99,8 @@ pub enum Command {
     Render(render::RenderArgs),
     /// Diagnose stuck or failed services: SMP → ServiceSet → Flux object → source
     Doctor(doctor::DoctorArgs),
+    /// Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out
+    Run(run::RunArgs),
     /// Write shell completions and man pages (for packagers and the repository)
     #[command(hide = true)]
     Generate(generate::GenerateArgs),
@@ -197,6 +200,7 @@ pub fn run(
         Command::Check(a) => check::run(a, &cli.global, &mut io),
         Command::Render(a) => render::run(a, &cli.global, &mut io),
         Command::Doctor(a) => doctor::run(a, &cli.global, &mut io),
+        Command::Run(a) => run::run(a, &cli.global, &mut io),
         Command::Generate(a) => generate::run(a, &mut io),
         Command::Complete(a) => complete::run(a, &mut io),
     };

@@ -237,7 +237,7 @@ fn with_type(o: DynamicObject, ar: &ApiResource) -> Value {
     v
 }
 
-async fn load_config(args: &ClusterArgs) -> Result<Config, ClusterError> {
+pub async fn load_config(args: &ClusterArgs) -> Result<Config, ClusterError> {
     let options = KubeConfigOptions {
         context: args.context.clone(),
         ..KubeConfigOptions::default()

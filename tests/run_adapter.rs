@@ -1,0 +1,878 @@
+//! `kubectl ksm run` end to end: the adapter binary against the stateful fake API server.
+//!
+//! Each test starts its own server with the real kcm and Flux CRDs, seeds a provider, templates
+//! and a ServiceSet, runs the adapter as a child process and watches what it does through the
+//! server: the objects it writes, the status it reports and every request it sends.
+
+mod fakeapi;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fakeapi::{FakeApiServer, Fault};
+use kubectl_ksm::core::render;
+use serde_json::{Value, json};
+
+const SS: &str = "k0rdent.mirantis.com/v1beta1";
+const HR: &str = "helm.toolkit.fluxcd.io/v2";
+const KS: &str = "kustomize.toolkit.fluxcd.io/v1";
+const NS: &str = "kcm-system";
+const SET: &str = "dev-cluster";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The multi-service render case: one ServiceSet (3 HelmReleases, 2 Kustomizations) and its
+/// templates; the ServiceSet without status and finalizer, as kcm creates it.
+fn fixture() -> (Value, Vec<Value>) {
+    let text =
+        std::fs::read_to_string(root().join("testdata/render/multi-service/input.yaml")).unwrap();
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+    let mut set = None;
+    let mut others = Vec::new();
+    for d in docs {
+        if s(&d, "/kind") == "ServiceSet" {
+            set = Some(d);
+        } else {
+            others.push(d);
+        }
+    }
+    let mut set = set.unwrap();
+    let m = set["metadata"].as_object_mut().unwrap();
+    for k in [
+        "finalizers",
+        "resourceVersion",
+        "uid",
+        "creationTimestamp",
+        "ownerReferences",
+    ] {
+        m.remove(k);
+    }
+    set.as_object_mut().unwrap().remove("status");
+    (set, others)
+}
+
+fn smp(ready: bool, suspend: bool) -> Value {
+    json!({"apiVersion": SS, "kind": "StateManagementProvider",
+        "metadata": {"name": "ksm-flux"},
+        "spec": {"selector": {"matchLabels": {"ksm.k0rdent.mirantis.com/adapter": "flux-adapter"}},
+            "suspend": suspend},
+        "status": {"ready": ready}})
+}
+
+struct Env {
+    server: FakeApiServer,
+    dir: PathBuf,
+    adapter: Option<Adapter>,
+    last_log: Option<PathBuf>,
+}
+
+struct Adapter {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Adapter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Env {
+    fn new(name: &str) -> Env {
+        let server = FakeApiServer::start();
+        server.load_crds_dir(root().join("testdata/crds/kcm"));
+        server.load_crds_dir(root().join("testdata/crds/flux"));
+        let dir = std::env::temp_dir().join(format!("ksm-run-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        server.write_kubeconfig(dir.join("kubeconfig"));
+        Env {
+            server,
+            dir,
+            adapter: None,
+            last_log: None,
+        }
+    }
+
+    /// SMP (ready), templates and the ServiceSet.
+    fn seeded(name: &str) -> Env {
+        let env = Env::new(name);
+        let (set, templates) = fixture();
+        env.server
+            .create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
+        env.server.create(smp(true, false));
+        for t in templates {
+            env.server.create(t);
+        }
+        env.server.create(set);
+        env
+    }
+
+    fn start(&mut self, extra: &[&str]) {
+        let port = free_port();
+        let log = self.dir.join(format!("adapter-{port}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .args(["run", "--provider", "ksm-flux", "--log-format", "text"])
+            .arg("--bind-address")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--kubeconfig")
+            .arg(self.dir.join("kubeconfig"))
+            .args(extra)
+            .env_clear()
+            .env(
+                "KSM_LOG",
+                "debug,kube_client=warn,kube_runtime=info,hyper=warn,tower=warn,hyper_util=warn",
+            )
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        self.last_log = Some(log.clone());
+        self.adapter = Some(Adapter { child, port });
+    }
+
+    fn log(&self) -> String {
+        self.last_log
+            .as_ref()
+            .map(|l| std::fs::read_to_string(l).unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    /// SIGTERM, and the exit code.
+    fn stop(&mut self) -> Option<i32> {
+        let mut a = self.adapter.take()?;
+        unsafe {
+            libc::kill(a.child.id() as i32, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(st) = a.child.try_wait().unwrap() {
+                return st.code();
+            }
+            assert!(Instant::now() < deadline, "adapter did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn kill(&mut self) {
+        self.adapter.take();
+    }
+
+    fn set(&self) -> Option<Value> {
+        self.server.get(SS, "ServiceSet", NS, SET)
+    }
+
+    fn flux(&self) -> Vec<Value> {
+        let mut v = self.server.list(HR, "HelmRelease");
+        v.extend(self.server.list(KS, "Kustomization"));
+        v
+    }
+
+    fn wait(&self, what: &str, mut ok: impl FnMut(&Env) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !ok(self) {
+            if Instant::now() > deadline {
+                let requests: Vec<String> = self
+                    .server
+                    .requests()
+                    .iter()
+                    .map(|r| format!("{} {}?{} {}", r.verb, r.path, r.query, r.status))
+                    .collect();
+                panic!(
+                    "timed out waiting for {what}\nServiceSet: {:#}\nrequests:\n{}\nlog:\n{}",
+                    self.set().unwrap_or(Value::Null),
+                    requests.join("\n"),
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn state(&self, service: &str) -> Option<Value> {
+        self.set()?
+            .pointer("/status/services")?
+            .as_array()?
+            .iter()
+            .find(|x| s(x, "/name") == service)
+            .cloned()
+    }
+
+    fn wait_state(&self, service: &str, state: &str) -> Value {
+        self.wait(&format!("{service} {state}"), |e| {
+            e.state(service).is_some_and(|x| s(&x, "/state") == state)
+        });
+        self.state(service).unwrap()
+    }
+
+    fn converged(&self) {
+        self.wait("5 Flux objects and 5 service states", |e| {
+            e.flux().len() == 5
+                && e.set().is_some_and(|x| {
+                    x.pointer("/status/services")
+                        .and_then(Value::as_array)
+                        .is_some_and(|a| a.len() == 5)
+                })
+        });
+    }
+
+    /// The adapter still follows changes: a HelmRelease turning ready shows in the status.
+    fn still_serves(&self) {
+        let ready = ("True", "InstallSucceeded", "ok");
+        self.flux_status("HelmRelease", "dev-cluster-cert-manager", ready, false);
+        self.wait_state("cert-manager", "Deployed");
+    }
+
+    /// Write requests the adapter sent (not the test's own, which do not go over HTTP).
+    fn writes(&self) -> Vec<String> {
+        self.server
+            .requests()
+            .iter()
+            .filter(|r| ["create", "update", "patch", "delete"].contains(&r.verb.as_str()))
+            .filter(|r| r.resource.as_deref() != Some("leases"))
+            .map(|r| format!("{} {} {}", r.verb, r.path, r.status))
+            .collect()
+    }
+
+    fn get(&self, path: &str) -> (u16, String) {
+        let port = self.adapter.as_ref().unwrap().port;
+        match ureq::get(&format!("http://127.0.0.1:{port}{path}")).call() {
+            Ok(mut r) => (
+                r.status().as_u16(),
+                r.body_mut().read_to_string().unwrap_or_default(),
+            ),
+            Err(ureq::Error::StatusCode(c)) => (c, String::new()),
+            Err(e) => panic!("GET {path}: {e}"),
+        }
+    }
+
+    /// Sets a Flux object's Ready (and optionally Stalled) condition at its generation, as
+    /// helm- or kustomize-controller would.
+    fn flux_status(&self, kind: &str, name: &str, ready: (&str, &str, &str), stalled: bool) {
+        let av = if kind == "HelmRelease" { HR } else { KS };
+        let mut o = self.server.get(av, kind, NS, name).unwrap();
+        let generation = o["metadata"]["generation"].clone();
+        let mut conditions = vec![
+            json!({"type": "Ready", "status": ready.0, "reason": ready.1,
+            "message": ready.2, "observedGeneration": generation,
+            "lastTransitionTime": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)}),
+        ];
+        if stalled {
+            conditions.push(
+                json!({"type": "Stalled", "status": "True", "reason": "RetriesExceeded",
+                "message": ready.2, "observedGeneration": generation,
+                "lastTransitionTime": "2026-11-21T12:00:00Z"}),
+            );
+        }
+        o["status"] = json!({"observedGeneration": generation, "conditions": conditions,
+            "lastAttemptedRevision": "1.0.0"});
+        self.server.update_status(o);
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        self.adapter.take();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn name_of(v: &Value) -> String {
+    format!("{}/{}", s(v, "/kind"), s(v, "/metadata/name"))
+}
+
+fn canonical(v: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sort(&m[k]))).collect())
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string(&sort(v)).unwrap()
+}
+
+/// The live objects are what `render` gives for the live ServiceSet: specs byte for byte,
+/// labels and the controller reference.
+fn assert_matches_render(env: &Env) {
+    let set = env.set().unwrap();
+    let templates = env.server.list(SS, "ServiceTemplate");
+    let rendered = render::render(&render::Inputs {
+        service_set: &set,
+        templates: &templates,
+    });
+    let mut live = env.flux();
+    live.retain(|o| o.pointer("/metadata/deletionTimestamp").is_none());
+    assert_eq!(live.len(), rendered.objects.len());
+    for want in &rendered.objects {
+        let got = live
+            .iter()
+            .find(|o| name_of(o) == name_of(want))
+            .unwrap_or_else(|| panic!("{} not applied", name_of(want)));
+        // Byte for byte in the API server's canonical form (keys sorted, as the API
+        // server serializes unstructured objects).
+        assert_eq!(
+            canonical(&got["spec"]),
+            canonical(&want["spec"]),
+            "{}",
+            name_of(want)
+        );
+        assert_eq!(got["metadata"]["labels"], want["metadata"]["labels"]);
+        assert_eq!(
+            got["metadata"]["ownerReferences"],
+            want["metadata"]["ownerReferences"]
+        );
+    }
+}
+
+#[test]
+fn converges_to_what_render_gives_then_writes_nothing() {
+    let mut env = Env::seeded("converge");
+    env.start(&[]);
+    env.converged();
+    assert_matches_render(&env);
+    let set = env.set().unwrap();
+    assert_eq!(
+        set["metadata"]["finalizers"],
+        json!(["k0rdent.mirantis.com/service-set"])
+    );
+    assert_eq!(set["status"]["provider"], json!({"ready": true}));
+    assert_eq!(set["status"]["deployed"], false);
+    assert_eq!(
+        set["status"]["conditions"][0]["type"],
+        "ServicesInReadyState"
+    );
+    assert_eq!(set["status"]["conditions"][0]["message"], "0/5");
+    assert_eq!(
+        set["status"]["cluster"],
+        json!({"apiVersion": SS, "kind": "ClusterDeployment", "name": SET, "namespace": NS})
+    );
+    // Every object is applied under the adapter's field manager.
+    for o in env.flux() {
+        let managers: Vec<&str> = o["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| s(m, "/manager"))
+            .collect();
+        assert_eq!(managers, ["kubectl-ksm"], "{}", name_of(&o));
+    }
+    // The minimum: one finalizer patch, five applies, one status patch.
+    env.wait("the first status", |e| !e.writes().is_empty());
+    std::thread::sleep(Duration::from_millis(500));
+    let writes = env.writes();
+    assert_eq!(writes.len(), 7, "{writes:#?}\n{}", env.log());
+    // Steady state: nothing more is written, even over resyncs and bookmarks.
+    env.server.clear_requests();
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(env.writes(), Vec::<String>::new());
+
+    // The probes and the metrics.
+    assert_eq!(env.get("/healthz").0, 200);
+    assert_eq!(env.get("/readyz").0, 200);
+    let (code, metrics) = env.get("/metrics");
+    assert_eq!(code, 200);
+    for m in [
+        "kubectl_ksm_reconciles_total{result=\"success\"}",
+        "kubectl_ksm_reconcile_duration_seconds_count",
+        "kubectl_ksm_writes_total{verb=\"apply\"} 5",
+        "kubectl_ksm_managed_objects{kind=\"HelmRelease\"}",
+    ] {
+        assert!(metrics.contains(m), "{m} not in\n{metrics}");
+    }
+    assert_eq!(env.get("/nope").0, 404);
+    assert_eq!(env.stop(), Some(0));
+    let log = env.log();
+    assert!(log.contains("stopped"), "{:?}: {log}", env.last_log);
+}
+
+#[test]
+fn flux_status_changes_give_the_service_states() {
+    let mut env = Env::seeded("states");
+    env.start(&[]);
+    env.converged();
+    let hr = "dev-cluster-cert-manager";
+
+    env.flux_status(
+        "HelmRelease",
+        hr,
+        ("True", "InstallSucceeded", "Helm install succeeded"),
+        false,
+    );
+    let deployed = env.wait_state("cert-manager", "Deployed");
+    assert_eq!(deployed["version"], "v1.18.2");
+    assert_eq!(deployed["type"], "Helm");
+    assert_eq!(deployed["conditions"][0]["reason"], "InstallSucceeded");
+    let since = s(&deployed, "/lastStateTransitionTime").to_string();
+    env.wait("1/5", |e| {
+        e.set()
+            .is_some_and(|x| x["status"]["conditions"][0]["message"] == "1/5")
+    });
+
+    // Same state, another message: the transition time stays.
+    std::thread::sleep(Duration::from_millis(1100));
+    env.flux_status(
+        "HelmRelease",
+        hr,
+        ("True", "UpgradeSucceeded", "Helm upgrade succeeded"),
+        false,
+    );
+    env.wait("the new reason", |e| {
+        e.state("cert-manager")
+            .is_some_and(|x| x["conditions"][0]["reason"] == "UpgradeSucceeded")
+    });
+    assert_eq!(
+        s(
+            &env.state("cert-manager").unwrap(),
+            "/lastStateTransitionTime"
+        ),
+        since
+    );
+
+    // Install failed and retries exhausted (Stalled): Failed, with Flux's message.
+    env.flux_status(
+        "HelmRelease",
+        hr,
+        ("False", "InstallFailed", "install retries exhausted"),
+        true,
+    );
+    let failed = env.wait_state("cert-manager", "Failed");
+    assert_eq!(failed["failureMessage"], "install retries exhausted");
+    assert_ne!(s(&failed, "/lastStateTransitionTime"), since);
+    assert_eq!(
+        failed["version"], "v1.18.2",
+        "the version last deployed stays"
+    );
+
+    // Remediated (rolled back): Failed too, not Provisioning.
+    env.flux_status(
+        "HelmRelease",
+        hr,
+        (
+            "False",
+            "RollbackSucceeded",
+            "rolled back after upgrade failure",
+        ),
+        false,
+    );
+    env.wait("remediated", |e| {
+        e.state("cert-manager")
+            .is_some_and(|x| x["failureMessage"] == "rolled back after upgrade failure")
+    });
+    assert_eq!(env.state("cert-manager").unwrap()["state"], "Failed");
+
+    // A dependency not ready: Pending.
+    env.flux_status(
+        "HelmRelease",
+        hr,
+        (
+            "False",
+            "DependencyNotReady",
+            "dependency 'kcm-system/x' is not ready",
+        ),
+        false,
+    );
+    env.wait_state("cert-manager", "Pending");
+
+    // In progress: Provisioning.
+    env.flux_status(
+        "HelmRelease",
+        hr,
+        ("Unknown", "Progressing", "Fresh install in progress"),
+        false,
+    );
+    env.wait_state("cert-manager", "Provisioning");
+
+    // The source fails: the adapter reads the HelmChart (Stalled) and says Failed.
+    env.server.create(json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart",
+        "metadata": {"name": "cert-manager-1-18-2", "namespace": NS},
+        "spec": {"chart": "cert-manager", "interval": "10m",
+            "sourceRef": {"kind": "HelmRepository", "name": "k0rdent-catalog"}},
+        "status": {"conditions": [
+            {"type": "Ready", "status": "False", "reason": "ChartPullError",
+             "message": "chart pull error: 404 Not Found", "lastTransitionTime": "2026-11-21T12:00:00Z"},
+            {"type": "Stalled", "status": "True", "reason": "ChartPullError",
+             "message": "chart pull error: 404 Not Found", "lastTransitionTime": "2026-11-21T12:00:00Z"}]}}));
+    env.flux_status(
+        "HelmRelease",
+        hr,
+        (
+            "False",
+            "ArtifactFailed",
+            "HelmChart 'kcm-system/cert-manager-1-18-2' is not ready",
+        ),
+        false,
+    );
+    let failed = env.wait_state("cert-manager", "Failed");
+    assert!(
+        s(&failed, "/failureMessage").contains("404 Not Found"),
+        "{failed:#}"
+    );
+
+    // A Kustomization that health-checks wrong: Failed.
+    env.flux_status(
+        "Kustomization",
+        "dev-cluster-podinfo",
+        ("False", "HealthCheckFailed", "health check failed after 5m"),
+        false,
+    );
+    let k = env.wait_state("podinfo", "Failed");
+    assert_eq!(k["type"], "Kustomize");
+    env.stop();
+}
+
+#[test]
+fn template_change_updates_and_removed_service_is_pruned() {
+    let mut env = Env::seeded("update");
+    env.start(&[]);
+    env.converged();
+
+    // kcm points the template at a new chart: the HelmRelease follows.
+    let mut t = env
+        .server
+        .get(SS, "ServiceTemplate", NS, "cert-manager-1-18-2")
+        .unwrap();
+    t["status"]["chartRef"]["name"] = "cert-manager-1-18-3".into();
+    env.server.update_status(t);
+    env.wait("the new chartRef", |e| {
+        e.server
+            .get(HR, "HelmRelease", NS, "dev-cluster-cert-manager")
+            .is_some_and(|o| o["spec"]["chartRef"]["name"] == "cert-manager-1-18-3")
+    });
+
+    // A service leaves the spec: its object goes, and so does its status entry.
+    let mut set = env.set().unwrap();
+    set["spec"]["services"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|x| s(x, "/name") != "podinfo");
+    env.server.update(set).unwrap();
+    env.wait("podinfo pruned", |e| {
+        e.server
+            .get(KS, "Kustomization", NS, "dev-cluster-podinfo")
+            .is_none()
+            && e.state("podinfo").is_none()
+    });
+    assert_matches_render(&env);
+
+    // Values change: the spec follows, and a key dropped from values is dropped live too.
+    let mut set = env.set().unwrap();
+    set["spec"]["services"][0]["values"] = "replicaCount: 2\nextra: {a: 1}\n".into();
+    env.server.update(set).unwrap();
+    env.wait("values applied", |e| {
+        e.server
+            .get(HR, "HelmRelease", NS, "dev-cluster-cert-manager")
+            .is_some_and(|o| o["spec"]["values"]["extra"]["a"] == 1)
+    });
+    let mut set = env.set().unwrap();
+    set["spec"]["services"][0]["values"] = "replicaCount: 2\n".into();
+    env.server.update(set).unwrap();
+    env.wait("values key removed", |e| {
+        e.server
+            .get(HR, "HelmRelease", NS, "dev-cluster-cert-manager")
+            .is_some_and(|o| o["spec"]["values"].get("extra").is_none())
+    });
+    assert_matches_render(&env);
+
+    // Paused: every object is suspended.
+    let mut set = env.set().unwrap();
+    set["metadata"]["annotations"] = json!({"k0rdent.mirantis.com/service-set-paused": "true"});
+    env.server.update(set).unwrap();
+    env.wait("suspended", |e| {
+        e.flux().iter().all(|o| o["spec"]["suspend"] == true)
+    });
+    assert_matches_render(&env);
+    env.stop();
+}
+
+#[test]
+fn deleting_the_serviceset_cleans_up_then_drops_the_finalizer() {
+    let mut env = Env::seeded("delete");
+    env.start(&[]);
+    env.converged();
+    // kcm would not block the deletion; the fake server's garbage collector is off for
+    // ServiceSets with a finalizer until it is removed.
+    env.server.delete(SS, "ServiceSet", NS, SET).unwrap();
+    env.wait("the ServiceSet gone", |e| e.set().is_none());
+    assert!(env.flux().is_empty(), "{:?}", env.flux());
+    // It went through Deleting: the status write before the deletes.
+    let log = env.log();
+    assert!(log.contains("finalizer removed"), "{log}");
+    let reqs = env.server.requests();
+    let status_at = reqs
+        .iter()
+        .rposition(|r| r.subresource.as_deref() == Some("status") && r.verb == "patch")
+        .unwrap();
+    let first_delete = reqs.iter().position(|r| r.verb == "delete").unwrap();
+    assert!(
+        status_at < first_delete,
+        "status (Deleting) is written before deleting"
+    );
+    env.stop();
+}
+
+#[test]
+fn a_provider_not_ready_or_suspended_changes_no_flux_object() {
+    let mut env = Env::seeded("suspend");
+    env.start(&[]);
+    env.converged();
+    let before: Vec<Value> = env.flux();
+
+    let mut p = env
+        .server
+        .get(SS, "StateManagementProvider", "", "ksm-flux")
+        .unwrap();
+    p["spec"]["suspend"] = true.into();
+    let p = env.server.update(p).unwrap();
+    env.wait("provider suspended in status", |e| {
+        e.set()
+            .is_some_and(|x| x["status"]["provider"]["suspended"] == true)
+    });
+    // Changes meanwhile: a service removed, values changed. Nothing moves.
+    let mut set = env.set().unwrap();
+    set["spec"]["services"].as_array_mut().unwrap().pop();
+    set["spec"]["services"][0]["values"] = "x: 1\n".into();
+    env.server.update(set).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let strip = |v: &[Value]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|o| (name_of(o), s(o, "/metadata/resourceVersion").to_string()))
+            .collect()
+    };
+    assert_eq!(strip(&env.flux()), strip(&before));
+
+    // Not ready instead of suspended: same.
+    let mut p = p;
+    p["spec"]["suspend"] = false.into();
+    p["status"] = json!({"ready": false});
+    let p = env.server.update(p).unwrap();
+    let mut p2 = p.clone();
+    p2["status"] = json!({"ready": false});
+    env.server.update_status(p2);
+    env.wait("provider not ready in status", |e| {
+        e.set()
+            .is_some_and(|x| x["status"]["provider"] == json!({}))
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(strip(&env.flux()), strip(&before));
+
+    // Ready again: it catches up.
+    let mut p3 = p;
+    p3["status"] = json!({"ready": true});
+    env.server.update_status(p3);
+    env.wait("caught up", |e| e.flux().len() == 4);
+    assert_matches_render(&env);
+    env.stop();
+}
+
+#[test]
+fn an_object_it_does_not_own_is_left_alone() {
+    let env0 = Env::seeded("foreign");
+    let mut env = env0;
+    let foreign = env
+        .server
+        .create(json!({"apiVersion": HR, "kind": "HelmRelease",
+        "metadata": {"name": "dev-cluster-cert-manager", "namespace": NS},
+        "spec": {"interval": "1h", "chartRef": {"kind": "OCIRepository", "name": "mine"}}}));
+    env.start(&[]);
+    let st = env.wait_state("cert-manager", "Failed");
+    assert!(
+        s(&st, "/failureMessage").contains("not controlled by this ServiceSet"),
+        "{st:#}"
+    );
+    env.wait("the other four", |e| e.flux().len() == 5);
+    let now = env
+        .server
+        .get(HR, "HelmRelease", NS, "dev-cluster-cert-manager")
+        .unwrap();
+    assert_eq!(
+        now["metadata"]["resourceVersion"],
+        foreign["metadata"]["resourceVersion"]
+    );
+    // Not pruned either when the service leaves the spec.
+    let mut set = env.set().unwrap();
+    set["spec"]["services"].as_array_mut().unwrap().remove(0);
+    env.server.update(set).unwrap();
+    env.wait("status without cert-manager", |e| {
+        e.state("cert-manager").is_none()
+    });
+    assert!(
+        env.server
+            .get(HR, "HelmRelease", NS, "dev-cluster-cert-manager")
+            .is_some()
+    );
+    env.stop();
+}
+
+#[test]
+fn configuration_errors_fail_the_service_without_looping() {
+    let mut env = Env::seeded("config");
+    let mut set = env.set().unwrap();
+    set["spec"]["services"][1]["template"] = "missing-template".into();
+    env.server.update(set).unwrap();
+    env.start(&[]);
+    let st = env.wait_state("baseline-policies", "Failed");
+    assert!(
+        s(&st, "/failureMessage").contains("missing-template not found"),
+        "{st:#}"
+    );
+    env.wait("the other four", |e| e.flux().len() == 4);
+    std::thread::sleep(Duration::from_millis(500));
+    env.server.clear_requests();
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        env.writes(),
+        Vec::<String>::new(),
+        "no retry loop on a configuration error"
+    );
+    env.stop();
+}
+
+#[test]
+fn converges_through_conflicts_server_errors_dropped_watches_and_a_restart() {
+    let mut env = Env::seeded("faults");
+    env.server.inject(Fault::Status {
+        verb: Some("patch".into()),
+        resource: Some("helmreleases".into()),
+        code: 409,
+        times: 2,
+    });
+    env.server.inject(Fault::Status {
+        verb: Some("patch".into()),
+        resource: Some("kustomizations".into()),
+        code: 500,
+        times: 3,
+    });
+    env.server.inject(Fault::Status {
+        verb: Some("patch".into()),
+        resource: Some("servicesets".into()),
+        code: 409,
+        times: 1,
+    });
+    env.server.inject(Fault::DropWatch {
+        resource: Some("helmreleases".into()),
+        after_events: 1,
+    });
+    env.server.inject(Fault::DropWatch {
+        resource: Some("servicesets".into()),
+        after_events: 1,
+    });
+    env.start(&[]);
+    // Killed mid-reconcile: as soon as the first object exists.
+    env.wait("a first object", |e| !e.flux().is_empty());
+    env.kill();
+    env.start(&[]);
+    env.converged();
+    assert_matches_render(&env);
+    // No duplicates and no orphans: exactly the wanted objects, each controlled by the set.
+    let uid = s(&env.set().unwrap(), "/metadata/uid").to_string();
+    for o in env.flux() {
+        assert_eq!(s(&o, "/metadata/ownerReferences/0/uid"), uid);
+    }
+    // And it keeps working after the dropped watches: a change still arrives.
+    env.still_serves();
+    env.stop();
+}
+
+#[test]
+fn only_the_leader_writes_and_a_standby_takes_over() {
+    let mut env = Env::seeded("leader");
+    env.start(&["--leader-elect", "--leader-election-namespace", NS]);
+    env.converged();
+    let lease = env
+        .server
+        .get(
+            "coordination.k8s.io/v1",
+            "Lease",
+            NS,
+            "kubectl-ksm-ksm-flux",
+        )
+        .expect("a lease");
+    let first = s(&lease, "/spec/holderIdentity").to_string();
+    assert!(!first.is_empty());
+
+    // A second replica waits.
+    let mut standby = Env {
+        server: FakeApiServer::start(),
+        dir: env.dir.join("standby"),
+        adapter: None,
+        last_log: None,
+    };
+    std::fs::create_dir_all(&standby.dir).unwrap();
+    std::fs::copy(env.dir.join("kubeconfig"), standby.dir.join("kubeconfig")).unwrap();
+    standby.start(&["--leader-elect", "--leader-election-namespace", NS]);
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        standby.log().contains("waiting for leadership"),
+        "{}",
+        standby.log()
+    );
+    assert!(!standby.log().contains("leading"), "{}", standby.log());
+
+    // The leader stops and releases the lease: the standby leads at once and serves.
+    assert_eq!(env.stop(), Some(0));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !standby.log().contains("leading") {
+        assert!(Instant::now() < deadline, "{}", standby.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let lease = env
+        .server
+        .get(
+            "coordination.k8s.io/v1",
+            "Lease",
+            NS,
+            "kubectl-ksm-ksm-flux",
+        )
+        .unwrap();
+    assert_ne!(s(&lease, "/spec/holderIdentity"), first);
+    env.still_serves();
+    standby.stop();
+}
+
+#[test]
+fn missing_flux_is_one_line_and_exit_2() {
+    let server = FakeApiServer::start();
+    server.load_crds_dir(root().join("testdata/crds/kcm"));
+    let dir = std::env::temp_dir().join(format!("ksm-run-noflux-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    server.write_kubeconfig(dir.join("kubeconfig"));
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args([
+            "run",
+            "--provider",
+            "ksm-flux",
+            "--bind-address",
+            "127.0.0.1:0",
+        ])
+        .arg("--kubeconfig")
+        .arg(dir.join("kubeconfig"))
+        .env_clear()
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("helm-controller is not installed"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
