@@ -10,6 +10,7 @@
 //! kept until the cache has caught up (compared by resourceVersion), so a reconcile never
 //! decides from an object older than what it wrote itself, and writes nothing twice.
 
+mod cache;
 mod http;
 mod leader;
 mod metrics;
@@ -154,8 +155,8 @@ struct Ctx {
     opts: Options,
     smps: Store<DynamicObject>,
     templates: Store<DynamicObject>,
-    helm_releases: Store<DynamicObject>,
-    kustomizations: Store<DynamicObject>,
+    helm_releases: cache::TextCache,
+    kustomizations: cache::TextCache,
     written: Mutex<Written>,
     /// True once every cache has its initial list.
     synced: tokio::sync::watch::Receiver<bool>,
@@ -322,26 +323,19 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
         .map(|t| to_value(t, &kinds.template))
         .collect();
     let prefix = format!("{name}-");
+    let uid = str_at(&set, "/metadata/uid").to_string();
     let mut live: Vec<Value> = Vec::new();
-    for (store, ar) in [
+    for (cache, ar) in [
         (&ctx.helm_releases, &kinds.helm_release),
         (&ctx.kustomizations, &kinds.kustomization),
     ] {
-        let mut cached = Vec::new();
-        for o in store.state() {
-            if o.metadata.namespace.as_deref() != Some(ns.as_str()) {
-                continue;
-            }
-            let v = to_value(&o, ar);
-            if adapter::controlled_by(&v, &set)
-                || o.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with(&prefix))
-            {
-                cached.push(ctx.freshest(v));
-            }
-        }
+        let cached: Vec<Value> = cache
+            .select(&ns, |n, owners| {
+                n.starts_with(&prefix) || owners.contains(&uid)
+            })
+            .into_iter()
+            .map(|v| ctx.freshest(v))
+            .collect();
         let mut extra = ctx.written_only(&ar.kind, &ns, &cached);
         extra.retain(|v| adapter::controlled_by(v, &set));
         live.extend(cached);
@@ -401,10 +395,11 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
         finalizers.push(FINALIZER.into());
         let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": set_rv}});
         ctx.metrics.write("finalizer");
-        let reply = sets
+        let mut reply = sets
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|e| api_error("add the finalizer", e))?;
+        slim(&mut reply);
         let reply = to_value(&reply, &kinds.service_set);
         set_rv = str_at(&reply, "/metadata/resourceVersion").to_string();
         ctx.remember(reply);
@@ -420,7 +415,8 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
-            Ok(reply) => {
+            Ok(mut reply) => {
+                slim(&mut reply);
                 let reply = to_value(&reply, &kinds.service_set);
                 set_rv = str_at(&reply, "/metadata/resourceVersion").to_string();
                 ctx.remember(reply);
@@ -446,8 +442,9 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
             )
             .await
         {
-            Ok(reply) => {
+            Ok(mut reply) => {
                 info!(serviceset = %format!("{ns}/{name}"), object = %format!("{kind}/{oname}"), "applied");
+                slim(&mut reply);
                 ctx.remember(to_value(&reply, far));
             }
             Err(e) => errors.push(api_error(&format!("apply {kind} {ns}/{oname}"), e)),
@@ -741,10 +738,48 @@ fn reflect(
     let writer = reflector::store::Writer::<DynamicObject>::new(ar.clone());
     let store = writer.as_reader();
     let api = Api::<DynamicObject>::all_with(client.clone(), ar);
-    (
-        store,
-        reflector::reflector(writer, watcher(api, wc).default_backoff()),
-    )
+    let stream = watcher(api, wc).default_backoff().modify(slim);
+    (store, reflector::reflector(writer, stream))
+}
+
+/// What the caches need of an object, to keep memory flat: managedFields only the adapter's
+/// own entry (the SSA no-op check reads it), no last-applied annotation, and of the long
+/// Flux status lists (Helm release history, Kustomization inventory) only whether they are
+/// empty (the state mapping's "something was attempted").
+fn slim(o: &mut DynamicObject) {
+    if let Some(mf) = o.metadata.managed_fields.as_mut() {
+        mf.retain(|e| {
+            e.manager.as_deref() == Some(FIELD_MANAGER)
+                && e.operation.as_deref() == Some("Apply")
+                && e.subresource.as_deref().unwrap_or("").is_empty()
+        });
+    }
+    if let Some(a) = o.metadata.annotations.as_mut() {
+        a.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+    if let Some(status) = o.data.get_mut("status") {
+        if let Some(Value::Array(h)) = status.get_mut("history") {
+            h.truncate(1);
+        }
+        if let Some(Value::Array(e)) = status.pointer_mut("/inventory/entries") {
+            e.truncate(1);
+        }
+    }
+}
+
+/// Like [`reflect`], into a [`cache::TextCache`].
+fn text_reflect(
+    client: &Client,
+    ar: &ApiResource,
+    wc: watcher::Config,
+) -> (
+    cache::TextCache,
+    impl futures::Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send + use<>,
+) {
+    let cache = cache::TextCache::new(ar.clone());
+    let api = Api::<DynamicObject>::all_with(client.clone(), ar);
+    let stream = cache.reflect(watcher(api, wc).default_backoff().modify(slim));
+    (cache, stream)
 }
 
 /// The watches and the controller loop, until `stop`.
@@ -757,10 +792,13 @@ async fn control(
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), String> {
     let wc = watcher::Config::default().page_size(cluster::PAGE_SIZE);
-    let set_api: Api<DynamicObject> = Api::all_with(client.clone(), &kinds.service_set);
-    let controller = Controller::new_with(set_api, wc.clone(), kinds.service_set.clone())
-        .with_config(kube::runtime::controller::Config::default().concurrency(opts.concurrency));
-    let sets = controller.store();
+    let (sets, set_stream) = reflect(&client, &kinds.service_set, wc.clone());
+    let controller = Controller::for_stream_with(
+        set_stream.applied_objects(),
+        sets.clone(),
+        kinds.service_set.clone(),
+    )
+    .with_config(kube::runtime::controller::Config::default().concurrency(opts.concurrency));
 
     // Reflectors for the other kinds; each change maps to the ServiceSets it concerns.
     let smp_wc = wc
@@ -768,8 +806,8 @@ async fn control(
         .fields(&format!("metadata.name={}", opts.provider));
     let (smps, smp_stream) = reflect(&client, &kinds.smp, smp_wc);
     let (templates, tpl_stream) = reflect(&client, &kinds.template, wc.clone());
-    let (hrs, hr_stream) = reflect(&client, &kinds.helm_release, wc.clone());
-    let (kss, ks_stream) = reflect(&client, &kinds.kustomization, wc.clone());
+    let (hrs, hr_stream) = text_reflect(&client, &kinds.helm_release, wc.clone());
+    let (kss, ks_stream) = text_reflect(&client, &kinds.kustomization, wc.clone());
 
     let set_ar = kinds.service_set.clone();
     let owner_of = move |o: DynamicObject| -> Option<ObjectRef<DynamicObject>> {
@@ -848,8 +886,8 @@ async fn control(
     let ready = async {
         let _ = smps.wait_until_ready().await;
         let _ = templates.wait_until_ready().await;
-        let _ = hrs.wait_until_ready().await;
-        let _ = kss.wait_until_ready().await;
+        hrs.wait_ready().await;
+        kss.wait_ready().await;
     };
     let mut stop_graceful = stop.clone();
     let controller = controller
@@ -863,32 +901,15 @@ async fn control(
     let gauges = {
         let (sets, hrs, kss, metrics) = (sets.clone(), hrs.clone(), kss.clone(), metrics.clone());
         move || {
-            let managed = |s: &Store<DynamicObject>| {
-                s.state()
-                    .iter()
-                    .filter(|o| {
-                        o.metadata.labels.as_ref().is_some_and(|l| {
-                            l.get(render::LABEL_MANAGED).map(String::as_str) == Some("true")
-                        })
-                    })
-                    .count() as i64
+            let gauge = |kind: &'static str, n: usize| {
+                metrics
+                    .managed
+                    .get_or_create(&metrics::KindLabel { kind })
+                    .set(n as i64);
             };
-            metrics
-                .managed
-                .get_or_create(&metrics::KindLabel { kind: "ServiceSet" })
-                .set(sets.state().len() as i64);
-            metrics
-                .managed
-                .get_or_create(&metrics::KindLabel {
-                    kind: "HelmRelease",
-                })
-                .set(managed(&hrs));
-            metrics
-                .managed
-                .get_or_create(&metrics::KindLabel {
-                    kind: "Kustomization",
-                })
-                .set(managed(&kss));
+            gauge("ServiceSet", sets.state().len());
+            gauge("HelmRelease", hrs.managed());
+            gauge("Kustomization", kss.managed());
         }
     };
     let health2 = health.clone();
