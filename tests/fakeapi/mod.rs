@@ -361,6 +361,15 @@ impl FakeApiServer {
         )
     }
 
+    /// How many objects of a kind satisfy `pred` (without copying them out: for polling).
+    pub fn count(&self, api_version: &str, kind: &str, pred: impl Fn(&Value) -> bool) -> usize {
+        let st = self.shared.lock();
+        let Some((rt, _)) = st.type_by_kind(api_version, kind) else {
+            return 0;
+        };
+        st.count(&rt, pred)
+    }
+
     /// Replaces an object as a PUT would (no resourceVersion precondition unless set).
     pub fn update(&self, obj: Value) -> Result<Value, ApiError> {
         self.write(obj, None)

@@ -239,6 +239,14 @@ impl State {
     }
 
     /// The objects of a type, in `(namespace, name)` order (etcd key order).
+    pub fn count(&self, rt: &ResourceType, pred: impl Fn(&Value) -> bool) -> usize {
+        self.bucket(rt)
+            .into_iter()
+            .flat_map(|b| b.iter())
+            .filter(|(_, o)| pred(o))
+            .count()
+    }
+
     pub fn select(
         &self,
         rt: &ResourceType,

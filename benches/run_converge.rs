@@ -1,0 +1,357 @@
+//! `kubectl ksm run` at scale against the stateful fake API server (tests/fakeapi):
+//! 1,000 ServiceSets × 3 services (2 HelmReleases and a Kustomization each) from empty to
+//! converged, against the bare minimum: the same writes (finalizer, applies, status) issued
+//! back to back by a plain HTTP client on one keep-alive connection. Then the writes per minute
+//! at steady state (with `--resync 30s`, so that every ServiceSet is reconciled again during
+//! the window) and the adapter's peak RSS (VmHWM).
+//!
+//! Run with `cargo bench --bench run_converge`. It builds the release binary itself and runs it
+//! as a separate process. Settings (environment):
+//!
+//! - `KSM_BENCH_SETS` (default 1000): ServiceSets.
+//! - `KSM_BENCH_STEADY_SECS` (default 60): the steady-state window.
+//! - `KSM_BENCH_CONCURRENCY` (default 8): the adapter's `--concurrency`.
+//! - `KSM_BENCH_KEEP_LOG`: a path to copy the adapter's log (warnings and errors) to.
+//! - `KSM_BENCH_WRAP`: a program to run the adapter under, e.g. `heaptrack` (the RSS figure is
+//!   then the wrapper's).
+//!
+//! Converged means: every ServiceSet has the finalizer and a status with its 3 services, and
+//! every Flux object exists. No Flux controller runs, so every service stays Pending, which
+//! is what the status says.
+
+#[path = "../tests/fakeapi/mod.rs"]
+mod fakeapi;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fakeapi::FakeApiServer;
+use kubectl_ksm::core::adapter;
+use serde_json::{Value, json};
+
+const NS: &str = "kcm-system";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The namespace, the provider (ready), three templates and `sets` ServiceSets.
+fn seed(sets: usize) -> Vec<Value> {
+    let mut out = vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+        json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "StateManagementProvider",
+            "metadata": {"name": "ksm-flux"},
+            "spec": {"selector": {"matchLabels": {"ksm.k0rdent.mirantis.com/adapter": "kubectl-ksm"}}},
+            "status": {"ready": true}}),
+    ];
+    for (name, spec, status) in [
+        (
+            "ingress-nginx-4-13-0",
+            json!({"helm": {"chartSpec": {"chart": "ingress-nginx", "version": "4.13.0",
+                "sourceRef": {"kind": "HelmRepository", "name": "k0rdent-catalog"}}}}),
+            json!({"valid": true, "chartRef": {"kind": "HelmChart", "name": "ingress-nginx-4-13-0", "namespace": NS}}),
+        ),
+        (
+            "cert-manager-1-18-2",
+            json!({"helm": {"chartSpec": {"chart": "cert-manager", "version": "v1.18.2",
+                "sourceRef": {"kind": "HelmRepository", "name": "k0rdent-catalog"}}}}),
+            json!({"valid": true, "chartRef": {"kind": "HelmChart", "name": "cert-manager-1-18-2", "namespace": NS}}),
+        ),
+        (
+            "policies-1-0-0",
+            json!({"kustomize": {"localSourceRef": {"kind": "GitRepository", "name": "policies"},
+                "deploymentType": "Remote", "path": "./policies"}}),
+            json!({"valid": true, "sourceStatus": {"kind": "GitRepository", "name": "policies", "namespace": NS}}),
+        ),
+    ] {
+        out.push(
+            json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceTemplate",
+            "metadata": {"name": name, "namespace": NS}, "spec": spec, "status": status}),
+        );
+    }
+    for i in 0..sets {
+        out.push(json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceSet",
+            "metadata": {"name": format!("cluster-{i:04}"), "namespace": NS,
+                "labels": {"ksm.k0rdent.mirantis.com/adapter": "kubectl-ksm"}},
+            "spec": {"cluster": format!("cluster-{i:04}"), "provider": {"name": "ksm-flux"},
+                "services": [
+                    {"name": "ingress-nginx", "namespace": "ingress-nginx", "template": "ingress-nginx-4-13-0",
+                     "values": format!("controller:\n  replicaCount: {}\n", 1 + i % 3)},
+                    {"name": "cert-manager", "namespace": "cert-manager", "template": "cert-manager-1-18-2"},
+                    {"name": "policies", "namespace": "kyverno", "template": "policies-1-0-0"}]}}));
+    }
+    out
+}
+
+fn server(seed: &[Value]) -> FakeApiServer {
+    let server = FakeApiServer::builder().history_window(100_000).start();
+    server.load_crds_dir(root().join("testdata/crds/kcm"));
+    server.load_crds_dir(root().join("testdata/crds/flux"));
+    for o in seed {
+        server.create(o.clone());
+    }
+    server
+}
+
+fn build_release() -> PathBuf {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--bin", "kubectl-ksm"])
+        .current_dir(root())
+        .status()
+        .expect("cargo build");
+    assert!(status.success());
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    target.join("release/kubectl-ksm")
+}
+
+fn write_count(server: &FakeApiServer) -> (usize, usize) {
+    let reqs = server.requests();
+    let writes: Vec<_> = reqs
+        .iter()
+        .filter(|r| ["create", "update", "patch", "delete"].contains(&r.verb.as_str()))
+        .filter(|r| r.resource.as_deref() != Some("leases"))
+        .collect();
+    let failed = writes.iter().filter(|r| r.status >= 400).count();
+    (writes.len(), failed)
+}
+
+fn converged(server: &FakeApiServer, sets: usize) -> bool {
+    let all = |_: &Value| true;
+    let flux = server.count("helm.toolkit.fluxcd.io/v2", "HelmRelease", all)
+        + server.count("kustomize.toolkit.fluxcd.io/v1", "Kustomization", all);
+    flux == sets * 3
+        && server.count("k0rdent.mirantis.com/v1beta1", "ServiceSet", |x| {
+            x.pointer("/metadata/finalizers").is_some()
+                && x.pointer("/status/services")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.len() == 3)
+        }) == sets
+}
+
+fn vm_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(field))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+struct AdapterRun {
+    wall: Duration,
+    writes: usize,
+    failed: usize,
+    steady_writes: usize,
+    steady: Duration,
+    rss_kib: u64,
+    steady_rss_kib: u64,
+}
+
+fn run_adapter(bin: &Path, seed: &[Value], sets: usize) -> AdapterRun {
+    let server = server(seed);
+    let dir = std::env::temp_dir().join(format!("ksm-bench-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig);
+    server.clear_requests();
+    let concurrency = env_usize("KSM_BENCH_CONCURRENCY", 8).to_string();
+    let started = Instant::now();
+    // KSM_BENCH_WRAP: a program to run the adapter under (e.g. `heaptrack`); its pid is
+    // then the one whose RSS is read, so leave the RSS figure aside in that case.
+    let mut cmd = match std::env::var("KSM_BENCH_WRAP") {
+        Ok(w) if !w.is_empty() => {
+            let mut c = Command::new(w);
+            c.arg(bin);
+            c
+        }
+        _ => Command::new(bin),
+    };
+    let mut child = cmd
+        .args([
+            "run",
+            "--provider",
+            "ksm-flux",
+            "--bind-address",
+            "127.0.0.1:0",
+        ])
+        .args(["--resync", "30s", "--concurrency", &concurrency])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .env(
+            "KSM_LOG",
+            std::env::var("KSM_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("adapter.log")).unwrap())
+        .spawn()
+        .expect("start the adapter");
+    while !converged(&server, sets) {
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "not converged after 10 minutes; see {}",
+            dir.join("adapter.log").display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let wall = started.elapsed();
+    // Writes may still be in flight for the last sets: let them land.
+    std::thread::sleep(Duration::from_secs(2));
+    let (writes, failed) = write_count(&server);
+
+    server.clear_requests();
+    let steady = Duration::from_secs(env_usize("KSM_BENCH_STEADY_SECS", 60) as u64);
+    std::thread::sleep(steady);
+    let (steady_writes, _) = write_count(&server);
+    let rss_kib = vm_kib(child.id(), "VmHWM:").unwrap_or(0);
+    let steady_rss_kib = vm_kib(child.id(), "VmRSS:").unwrap_or(0);
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let _ = child.wait();
+    if let Ok(keep) = std::env::var("KSM_BENCH_KEEP_LOG") {
+        let _ = std::fs::copy(dir.join("adapter.log"), keep);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    AdapterRun {
+        wall,
+        writes,
+        failed,
+        steady_writes,
+        steady,
+        rss_kib,
+        steady_rss_kib,
+    }
+}
+
+/// The same writes, back to back, by a plain client: per ServiceSet the finalizer patch, the
+/// server-side applies of what render gives, and the status patch the adapter writes.
+fn run_plain(seed: &[Value]) -> (Duration, usize) {
+    let server = server(seed);
+    let base = server.url();
+    let sets = server.list("k0rdent.mirantis.com/v1beta1", "ServiceSet");
+    let templates = server.list("k0rdent.mirantis.com/v1beta1", "ServiceTemplate");
+    let smp = server.get(
+        "k0rdent.mirantis.com/v1beta1",
+        "StateManagementProvider",
+        "",
+        "ksm-flux",
+    );
+    // Bodies first: the client's time is the writes only.
+    let mut writes: Vec<(String, &'static str, String)> = Vec::new();
+    for set in &sets {
+        let name = s(set, "/metadata/name");
+        let set_path =
+            format!("{base}/apis/k0rdent.mirantis.com/v1beta1/namespaces/{NS}/servicesets/{name}");
+        writes.push((
+            set_path.clone(),
+            "application/merge-patch+json",
+            json!({"metadata": {"finalizers": [adapter::FINALIZER],
+                "resourceVersion": s(set, "/metadata/resourceVersion")}})
+            .to_string(),
+        ));
+        let plan = adapter::plan(&adapter::Inputs {
+            service_set: set,
+            templates: &templates,
+            live: &[],
+            sources: &[],
+            provider: adapter::Provider::of(smp.as_ref()),
+            previous_status: None,
+            now: chrono::Utc::now(),
+            source_timeout: Duration::from_secs(300),
+        });
+        for o in &plan.apply {
+            let (group, plural) = if s(o, "/kind") == "HelmRelease" {
+                ("helm.toolkit.fluxcd.io/v2", "helmreleases")
+            } else {
+                ("kustomize.toolkit.fluxcd.io/v1", "kustomizations")
+            };
+            writes.push((
+                format!(
+                    "{base}/apis/{group}/namespaces/{NS}/{plural}/{}?fieldManager={}&force=true",
+                    s(o, "/metadata/name"),
+                    adapter::FIELD_MANAGER
+                ),
+                "application/apply-patch+yaml",
+                o.to_string(),
+            ));
+        }
+        writes.push((
+            format!("{set_path}/status"),
+            "application/merge-patch+json",
+            json!({"status": plan.status}).to_string(),
+        ));
+        assert_eq!(plan.apply.len(), 3);
+    }
+    server.clear_requests();
+    let agent = ureq::Agent::new_with_defaults();
+    let started = Instant::now();
+    for (url, ctype, body) in &writes {
+        let r = agent
+            .patch(url)
+            .header("Content-Type", *ctype)
+            .send(body.as_str());
+        if let Err(e) = r {
+            panic!("{url}: {e}");
+        }
+    }
+    let wall = started.elapsed();
+    let (n, failed) = write_count(&server);
+    assert_eq!(failed, 0);
+    (wall, n)
+}
+
+fn main() {
+    // `cargo bench` passes --bench; nothing else is taken.
+    let sets = env_usize("KSM_BENCH_SETS", 1000);
+    let bin = build_release();
+    let seed = seed(sets);
+    eprintln!("seeded {sets} ServiceSets x 3 services");
+
+    let (plain_wall, plain_writes) = run_plain(&seed);
+    let run = run_adapter(&bin, &seed, sets);
+
+    let per_min = run.steady_writes as f64 * 60.0 / run.steady.as_secs_f64();
+    println!("kubectl ksm run, {sets} ServiceSets x 3 services, empty -> converged");
+    println!(
+        "  adapter:       {:>8.2} s   {:>6} writes ({} answered with an error and retried)",
+        run.wall.as_secs_f64(),
+        run.writes,
+        run.failed
+    );
+    println!(
+        "  plain client:  {:>8.2} s   {:>6} writes (the same writes back to back, one connection)",
+        plain_wall.as_secs_f64(),
+        plain_writes
+    );
+    println!(
+        "  ratio:         {:>8.2}x time, {:.2}x writes",
+        run.wall.as_secs_f64() / plain_wall.as_secs_f64(),
+        run.writes as f64 / plain_writes as f64
+    );
+    println!(
+        "  steady state:  {} writes in {} s ({per_min:.1} writes/min; resync 30 s)",
+        run.steady_writes,
+        run.steady.as_secs()
+    );
+    println!(
+        "  peak RSS:      {:.1} MiB (VmHWM); {:.1} MiB at steady state (VmRSS)",
+        run.rss_kib as f64 / 1024.0,
+        run.steady_rss_kib as f64 / 1024.0
+    );
+}
