@@ -662,14 +662,12 @@ fn a_provider_not_ready_or_suspended_changes_no_flux_object() {
     };
     assert_eq!(strip(&env.flux()), strip(&before));
 
-    // Not ready instead of suspended: same.
+    // Not ready instead of suspended: same. (Status first: the provider never looks active.)
     let mut p = p;
-    p["spec"]["suspend"] = false.into();
     p["status"] = json!({"ready": false});
+    let mut p = env.server.update_status(p);
+    p["spec"]["suspend"] = false.into();
     let p = env.server.update(p).unwrap();
-    let mut p2 = p.clone();
-    p2["status"] = json!({"ready": false});
-    env.server.update_status(p2);
     env.wait("provider not ready in status", |e| {
         e.set()
             .is_some_and(|x| x["status"]["provider"] == json!({}))

@@ -395,10 +395,17 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
         finalizers.push(FINALIZER.into());
         let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": set_rv}});
         ctx.metrics.write("finalizer");
-        let mut reply = sets
+        let mut reply = match sets
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
-            .map_err(|e| api_error("add the finalizer", e))?;
+        {
+            Ok(r) => r,
+            Err(e) => {
+                return Err(
+                    conflict_refresh(ctx, &sets, &name, api_error("add the finalizer", e)).await,
+                );
+            }
+        };
         slim(&mut reply);
         let reply = to_value(&reply, &kinds.service_set);
         set_rv = str_at(&reply, "/metadata/resourceVersion").to_string();
@@ -513,7 +520,10 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
                 ctx.forget("ServiceSet", &ns, &name);
             }
             Err(kube::Error::Api(s)) if s.code == 404 => ctx.forget("ServiceSet", &ns, &name),
-            Err(e) => return Err(api_error("remove the finalizer", e)),
+            Err(e) => {
+                let e = api_error("remove the finalizer", e);
+                return Err(conflict_refresh(ctx, &sets, &name, e).await);
+            }
         }
         return Ok(Action::await_change());
     }
@@ -530,6 +540,23 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
         next = Some(Duration::from_secs(2));
     }
     Ok(next.map_or_else(Action::await_change, Action::requeue))
+}
+
+/// After a conflict on the ServiceSet (the cached copy was older than the server's), reads it
+/// fresh, so that the retry starts from the server's version rather than the lagging cache.
+async fn conflict_refresh(
+    ctx: &Ctx,
+    sets: &Api<DynamicObject>,
+    name: &str,
+    err: ReconcileError,
+) -> ReconcileError {
+    if matches!(err, ReconcileError::Conflict(_))
+        && let Ok(mut fresh) = sets.get(name).await
+    {
+        slim(&mut fresh);
+        ctx.remember(to_value(&fresh, &ctx.kinds.service_set));
+    }
+    err
 }
 
 fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>) -> Action {
