@@ -11,6 +11,8 @@
 //! - `KSM_BENCH_SETS` (default 1000): ServiceSets.
 //! - `KSM_BENCH_STEADY_SECS` (default 60): the steady-state window.
 //! - `KSM_BENCH_CONCURRENCY` (default 8): the adapter's `--concurrency`.
+//! - `KSM_BENCH_VERBOSE`: print the steady-state requests by verb, resource and code.
+//! - `KSM_BENCH_LOG`: the adapter's `KSM_LOG` (default `warn`).
 //! - `KSM_BENCH_KEEP_LOG`: a path to copy the adapter's log (warnings and errors) to.
 //! - `KSM_BENCH_WRAP`: a program to run the adapter under, e.g. `heaptrack` (the RSS figure is
 //!   then the wrapper's).
@@ -218,6 +220,20 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize) -> AdapterRun {
     let steady = Duration::from_secs(env_usize("KSM_BENCH_STEADY_SECS", 60) as u64);
     std::thread::sleep(steady);
     let (steady_writes, _) = write_count(&server);
+    if std::env::var_os("KSM_BENCH_VERBOSE").is_some() {
+        let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+        for r in server.requests() {
+            let k = format!(
+                "{} {} {:?} {}",
+                r.verb,
+                r.resource.clone().unwrap_or_default(),
+                r.subresource,
+                r.status
+            );
+            *by.entry(k).or_default() += 1;
+        }
+        eprintln!("steady-state requests: {by:#?}");
+    }
     let rss_kib = vm_kib(child.id(), "VmHWM:").unwrap_or(0);
     let steady_rss_kib = vm_kib(child.id(), "VmRSS:").unwrap_or(0);
     unsafe {

@@ -416,7 +416,10 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
     // The status first: on deletion, Deleting shows before anything goes.
     if plan.status_changed {
         let old = set.get("status").cloned().unwrap_or(json!({}));
-        let patch = json!({"status": adapter::merge_diff(&old, &plan.status)});
+        // The diff is against the status this reconcile read: the resourceVersion makes the
+        // patch apply only to that version (a cache lagging behind never writes a stale view).
+        let patch = json!({"metadata": {"resourceVersion": set_rv},
+            "status": adapter::merge_diff(&old, &plan.status)});
         ctx.metrics.write("status");
         match sets
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -429,7 +432,10 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
                 ctx.remember(reply);
             }
             Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Action::await_change()),
-            Err(e) => errors.push(api_error("write the status", e)),
+            Err(e) => {
+                let e = api_error("write the status", e);
+                return Err(conflict_refresh(ctx, &sets, &name, e).await);
+            }
         }
     }
 
