@@ -42,10 +42,10 @@ pub struct RunArgs {
     pub bind_address: SocketAddr,
     /// How long a service may wait on a failing source (or a transient error) before it counts
     /// as Failed
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cluster::duration_arg)]
     pub source_timeout: Duration,
     /// Reconcile every ServiceSet at least this often, changes or not (0: only on changes)
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::cluster::duration_arg)]
     pub resync: Duration,
     /// ServiceSets reconciled at the same time
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
@@ -55,14 +55,6 @@ pub struct RunArgs {
     pub log_format: String,
     #[command(flatten)]
     pub cluster: crate::cluster::ClusterArgs,
-}
-
-fn duration(s: &str) -> Result<Duration, String> {
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    crate::core::render::provider::parse_duration(s)
-        .ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 5m)"))
 }
 
 pub fn run(args: &RunArgs, _global: &GlobalArgs, _io: &mut Io) -> CliResult {

@@ -28,11 +28,12 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
     /// How long to wait for one request (e.g. 30s; 0 waits forever)
-    #[arg(long, value_name = "DURATION", global = true, value_parser = request_timeout)]
+    #[arg(long, value_name = "DURATION", global = true, value_parser = duration_arg)]
     pub request_timeout: Option<Duration>,
 }
 
-fn request_timeout(s: &str) -> Result<Duration, String> {
+/// A duration flag: a Go duration (`30s`, `5m`), or `0`.
+pub fn duration_arg(s: &str) -> Result<Duration, String> {
     if s == "0" {
         return Ok(Duration::ZERO);
     }
@@ -180,7 +181,7 @@ impl Cluster {
             let api = api.clone();
             async move { api.list(&lp).await }
         })?;
-        Ok(items.into_iter().map(|o| with_type(o, ar)).collect())
+        Ok(items.into_iter().map(|o| with_type(&o, ar)).collect())
     }
 
     /// Every page of a list (`limit` + `continue`), one request per page.
@@ -223,12 +224,13 @@ impl Cluster {
         };
         self.runtime
             .block_on(api.get_opt(name))
-            .map(|o| o.map(|o| with_type(o, ar)))
+            .map(|o| o.map(|o| with_type(&o, ar)))
             .map_err(|e| explain(&self.server, &format!("get {} {name}", ar.plural), e))
     }
 }
 
-fn with_type(o: DynamicObject, ar: &ApiResource) -> Value {
+/// An object as JSON, with the apiVersion and kind of its resource (lists leave them out).
+pub fn with_type(o: &DynamicObject, ar: &ApiResource) -> Value {
     let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
     if let Value::Object(m) = &mut v {
         m.insert("apiVersion".into(), ar.api_version.clone().into());

@@ -33,7 +33,7 @@ use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tracing::{debug, error, info, warn};
 
-use crate::cluster::{self, ClusterArgs};
+use crate::cluster::{self, ClusterArgs, with_type};
 use crate::core::adapter::{self, FIELD_MANAGER, FINALIZER, Provider, SourceLookup};
 use crate::core::render::{self, LABEL_SERVICESET};
 
@@ -185,15 +185,6 @@ fn api_error(what: &str, e: kube::Error) -> ReconcileError {
     }
 }
 
-fn to_value(o: &DynamicObject, ar: &ApiResource) -> Value {
-    let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
-    if let Value::Object(m) = &mut v {
-        m.insert("apiVersion".into(), ar.api_version.clone().into());
-        m.insert("kind".into(), ar.kind.clone().into());
-    }
-    v
-}
-
 fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {
     v.pointer(p).and_then(Value::as_str).unwrap_or("")
 }
@@ -253,7 +244,7 @@ impl Ctx {
                 &self.opts.provider,
                 self.kinds.smp.clone(),
             ))
-            .map(|o| to_value(&o, &self.kinds.smp))
+            .map(|o| with_type(&o, &self.kinds.smp))
     }
 
     fn dyn_api(&self, ar: &ApiResource, ns: &str) -> Api<DynamicObject> {
@@ -303,7 +294,7 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
     // (`Store::wait_until_ready` wakes one waiter only; the run loop is that one.)
     leader::stopped(&mut ctx.synced.clone()).await;
     let kinds = &ctx.kinds;
-    let set = ctx.freshest(to_value(obj, &kinds.service_set));
+    let set = ctx.freshest(with_type(obj, &kinds.service_set));
     let name = str_at(&set, "/metadata/name").to_string();
     let ns = str_at(&set, "/metadata/namespace").to_string();
     let smp = ctx.smp();
@@ -320,7 +311,7 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
         .state()
         .iter()
         .filter(|t| t.metadata.namespace.as_deref() == Some(ns.as_str()))
-        .map(|t| to_value(t, &kinds.template))
+        .map(|t| with_type(t, &kinds.template))
         .collect();
     let prefix = format!("{name}-");
     let uid = str_at(&set, "/metadata/uid").to_string();
@@ -357,7 +348,7 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
         match ctx.dyn_api(&sar, &sns).get_opt(&sname).await {
             Ok(Some(src)) => sources.push((
                 str_at(o, "/metadata/name").to_string(),
-                SourceLookup::Found(to_value(&src, &sar)),
+                SourceLookup::Found(with_type(&src, &sar)),
             )),
             Ok(None) => sources.push((
                 str_at(o, "/metadata/name").to_string(),
@@ -407,7 +398,7 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
             }
         };
         slim(&mut reply);
-        let reply = to_value(&reply, &kinds.service_set);
+        let reply = with_type(&reply, &kinds.service_set);
         set_rv = str_at(&reply, "/metadata/resourceVersion").to_string();
         ctx.remember(reply);
     }
@@ -427,7 +418,7 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
         {
             Ok(mut reply) => {
                 slim(&mut reply);
-                let reply = to_value(&reply, &kinds.service_set);
+                let reply = with_type(&reply, &kinds.service_set);
                 set_rv = str_at(&reply, "/metadata/resourceVersion").to_string();
                 ctx.remember(reply);
             }
@@ -458,7 +449,7 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
             Ok(mut reply) => {
                 info!(serviceset = %format!("{ns}/{name}"), object = %format!("{kind}/{oname}"), "applied");
                 slim(&mut reply);
-                ctx.remember(to_value(&reply, far));
+                ctx.remember(with_type(&reply, far));
             }
             Err(e) => errors.push(api_error(&format!("apply {kind} {ns}/{oname}"), e)),
         }
@@ -501,7 +492,7 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
             remaining += list
                 .items
                 .iter()
-                .filter(|o| adapter::controlled_by(&to_value(o, far), &set))
+                .filter(|o| adapter::controlled_by(&with_type(o, far), &set))
                 .count();
         }
         if remaining > 0 {
@@ -560,7 +551,7 @@ async fn conflict_refresh(
         && let Ok(mut fresh) = sets.get(name).await
     {
         slim(&mut fresh);
-        ctx.remember(to_value(&fresh, &ctx.kinds.service_set));
+        ctx.remember(with_type(&fresh, &ctx.kinds.service_set));
     }
     err
 }
