@@ -1,0 +1,315 @@
+//! saphyr-parser's event stream turned into [`Node`] trees, one document at a time, within the
+//! [`Limits`]: YAML nodes per document and per source, and nesting depth.
+//!
+//! The builder keeps its own stack (no recursion), and it measures depth the way the
+//! document will be expanded: an alias is as deep as the anchored node it stands for, placed
+//! where the alias is. So a chain of anchors, each one an alias of the previous inside one
+//! more level, stops at the limit, and every tree it hands out (or drops half-built on an
+//! error) is at most `max_depth` collections deep, aliases included: every later recursion
+//! over it (conversion, drop, lint checks) is bounded too.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+
+use super::scalar::resolve_tagged;
+use super::{Document, Limits, Node, NodeKind, Scalar, ScalarValue, Style, YamlError};
+use crate::diag::Source;
+
+/// Parses a YAML stream one document at a time, handing each to `f` as soon as it is
+/// complete, so that memory is bounded by the largest document rather than the file.
+pub fn for_each_document(
+    source: &Source,
+    limits: &Limits,
+    f: &mut dyn FnMut(Document),
+) -> Option<YamlError> {
+    let mut parser = Parser::new_from_str(source.text());
+    let mut builder = Builder {
+        limits: *limits,
+        nodes_left: limits.max_nodes,
+        total_left: limits.max_total_nodes,
+        stack: Vec::new(),
+        root: None,
+        anchors: HashMap::new(),
+        doc_start: 0,
+    };
+    let mut index = 0;
+    while let Some(event) = parser.next_event() {
+        let (event, span) = match event {
+            Ok(e) => e,
+            Err(err) => {
+                let m = err.marker();
+                // The scanner's own bound on flow nesting (255 levels), met when it looks
+                // ahead of the events the depth limit sees.
+                let message = if err.info() == "recursion limit exceeded" {
+                    super::too_deep(limits.max_depth)
+                } else {
+                    err.info().to_string()
+                };
+                return Some(YamlError {
+                    message,
+                    offset: source.offset_of(m.line(), m.col()),
+                });
+            }
+        };
+        match builder.push(source, event, span) {
+            Ok(Some(DocEvent::Start(start))) => {
+                builder.doc_start = start;
+                builder.nodes_left = limits.max_nodes;
+            }
+            Ok(Some(DocEvent::End(root))) => {
+                // `---` followed by nothing (or `null`) is an empty document, which kubectl skips.
+                let root = root.filter(|r| {
+                    !matches!(&r.resolved().kind, NodeKind::Scalar(s) if s.value == ScalarValue::Null)
+                });
+                f(Document {
+                    index,
+                    root,
+                    start: builder.doc_start,
+                });
+                index += 1;
+            }
+            Ok(None) => {}
+            Err(e) => return Some(e),
+        }
+    }
+    None
+}
+
+enum DocEvent {
+    Start(usize),
+    End(Option<Node>),
+}
+
+/// A collection being built. `height` is the largest height of its children so far (a
+/// scalar is 0 high, a collection one more than its highest child).
+enum Frame {
+    Seq {
+        start: usize,
+        anchor: usize,
+        items: Vec<Node>,
+        height: usize,
+    },
+    Map {
+        start: usize,
+        anchor: usize,
+        entries: Vec<(Node, Node)>,
+        pending_key: Option<Node>,
+        height: usize,
+    },
+}
+
+struct Builder {
+    limits: Limits,
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    /// Anchored nodes of the current document with their heights.
+    anchors: HashMap<usize, (Arc<Node>, usize)>,
+    doc_start: usize,
+    nodes_left: usize,
+    total_left: usize,
+}
+
+impl Builder {
+    fn push(
+        &mut self,
+        source: &Source,
+        event: Event<'_>,
+        span: Span,
+    ) -> Result<Option<DocEvent>, YamlError> {
+        let start = source.offset_of(span.start.line(), span.start.col());
+        let end = || source.offset_of(span.end.line(), span.end.col());
+        if matches!(
+            event,
+            Event::Scalar(..)
+                | Event::SequenceStart(..)
+                | Event::MappingStart(..)
+                | Event::Alias(_)
+        ) {
+            self.count_node(start)?;
+        }
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::Nothing => Ok(None),
+            Event::DocumentStart(_) => {
+                self.anchors.clear();
+                self.root = None;
+                Ok(Some(DocEvent::Start(start)))
+            }
+            Event::DocumentEnd => {
+                self.anchors.clear();
+                Ok(Some(DocEvent::End(self.root.take())))
+            }
+            Event::Alias(id) => {
+                let Some((target, height)) = self.anchors.get(&id) else {
+                    return Err(YamlError {
+                        message: "unknown anchor".into(),
+                        offset: start,
+                    });
+                };
+                let (target, height) = (Arc::clone(target), *height);
+                if self.stack.len() + height > self.limits.max_depth {
+                    return Err(YamlError {
+                        message: format!(
+                            "{} (through this alias, which stands for a node {height} levels deep)",
+                            super::too_deep(self.limits.max_depth)
+                        ),
+                        offset: start,
+                    });
+                }
+                let node = Node {
+                    kind: NodeKind::Alias(target),
+                    span: start..end(),
+                };
+                self.add(node, 0, height);
+                Ok(None)
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let style = match style {
+                    ScalarStyle::Plain => Style::Plain,
+                    ScalarStyle::SingleQuoted => Style::SingleQuoted,
+                    ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+                    ScalarStyle::Literal => Style::Literal,
+                    ScalarStyle::Folded => Style::Folded,
+                };
+                let value = resolve_tagged(&text, style, tag.as_deref());
+                let node = Node {
+                    kind: NodeKind::Scalar(Scalar {
+                        text: text.into_owned(),
+                        style,
+                        value,
+                    }),
+                    span: start..end(),
+                };
+                self.add(node, anchor, 0);
+                Ok(None)
+            }
+            Event::SequenceStart(anchor, _) => {
+                self.open(start)?;
+                self.stack.push(Frame::Seq {
+                    start,
+                    anchor,
+                    items: Vec::new(),
+                    height: 0,
+                });
+                Ok(None)
+            }
+            Event::MappingStart(anchor, _) => {
+                self.open(start)?;
+                self.stack.push(Frame::Map {
+                    start,
+                    anchor,
+                    entries: Vec::new(),
+                    pending_key: None,
+                    height: 0,
+                });
+                Ok(None)
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let end = end();
+                let (kind, start, anchor, height) = match self.stack.pop() {
+                    Some(Frame::Seq {
+                        start,
+                        anchor,
+                        items,
+                        height,
+                    }) => (NodeKind::Seq(items), start, anchor, height),
+                    Some(Frame::Map {
+                        start,
+                        anchor,
+                        entries,
+                        height,
+                        ..
+                    }) => (NodeKind::Map(entries), start, anchor, height),
+                    None => {
+                        return Err(YamlError {
+                            message: "unbalanced collection end".into(),
+                            offset: start,
+                        });
+                    }
+                };
+                let node = Node {
+                    kind,
+                    span: start..end,
+                };
+                self.add(node, anchor, height + 1);
+                Ok(None)
+            }
+        }
+    }
+
+    fn count_node(&mut self, offset: usize) -> Result<(), YamlError> {
+        if self.nodes_left == 0 {
+            return Err(YamlError {
+                message: format!(
+                    "the document holds more than {} YAML nodes: refusing to load it (the limit \
+                     bounds memory; Kubernetes objects are far smaller)",
+                    self.limits.max_nodes
+                ),
+                offset,
+            });
+        }
+        if self.total_left == 0 {
+            return Err(YamlError {
+                message: format!(
+                    "the file holds more than {} YAML nodes: refusing to load it (the limit \
+                     bounds memory; split the file)",
+                    self.limits.max_total_nodes
+                ),
+                offset,
+            });
+        }
+        self.nodes_left -= 1;
+        self.total_left -= 1;
+        Ok(())
+    }
+
+    /// A collection starts: one level deeper.
+    fn open(&self, offset: usize) -> Result<(), YamlError> {
+        if self.stack.len() >= self.limits.max_depth {
+            return Err(YamlError {
+                message: super::too_deep(self.limits.max_depth),
+                offset,
+            });
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, node: Node, anchor: usize, height: usize) {
+        let node = if anchor != 0 {
+            // The anchored node stays in place (its span points at the definition) and is
+            // shared with the aliases that name it, never copied.
+            let shared = Arc::new(node);
+            self.anchors.insert(anchor, (Arc::clone(&shared), height));
+            Node {
+                span: shared.span.clone(),
+                kind: NodeKind::Anchor(shared),
+            }
+        } else {
+            node
+        };
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Frame::Seq {
+                items,
+                height: frame_height,
+                ..
+            }) => {
+                items.push(node);
+                *frame_height = (*frame_height).max(height);
+            }
+            Some(Frame::Map {
+                entries,
+                pending_key,
+                height: frame_height,
+                ..
+            }) => {
+                *frame_height = (*frame_height).max(height);
+                match pending_key.take() {
+                    None => *pending_key = Some(node),
+                    Some(key) => entries.push((key, node)),
+                }
+            }
+        }
+    }
+}
