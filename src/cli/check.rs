@@ -59,8 +59,8 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
                 "offline check needs the SMP files: check SMP.yaml --objects PATH".into(),
             ));
         }
-        let smp_files = input::load_objects(&files, io.stdin)?;
-        let others = input::load_objects(&args.objects, io.stdin)?;
+        let smp_files = input::load_objects(&files, io)?;
+        let others = input::load_objects(&args.objects, io)?;
         let smps: Vec<&Value> = smp_files
             .iter()
             .map(|o| &o.json)

@@ -14,6 +14,7 @@ use super::{
 use crate::cluster::{Cluster, ClusterArgs};
 use crate::core::doctor::{self, Options};
 use crate::core::render::provider::parse_duration;
+use crate::core::secret;
 use crate::output::{doctor as render, yaml};
 
 #[derive(Debug, Args)]
@@ -65,27 +66,13 @@ fn duration(s: &str) -> Result<Duration, String> {
     parse_duration(s).ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 10m, 1h30m)"))
 }
 
-/// The objects with the content of Secrets removed: a support bundle must never carry them.
-pub fn without_secret_data(objects: Vec<Value>) -> Vec<Value> {
+/// The objects with the content of Secrets removed, in lists at any depth too: a support
+/// bundle must never carry them.
+pub fn without_secret_data(mut objects: Vec<Value>) -> Vec<Value> {
+    for o in &mut objects {
+        secret::scrub(o);
+    }
     objects
-        .into_iter()
-        .map(|mut o| {
-            if o.get("kind").and_then(Value::as_str) == Some("Secret")
-                && let Value::Object(m) = &mut o
-            {
-                m.remove("data");
-                m.remove("stringData");
-                if let Some(Value::Object(meta)) = m.get_mut("metadata") {
-                    // kubectl's last-applied annotation holds the whole Secret.
-                    if let Some(Value::Object(a)) = meta.get_mut("annotations") {
-                        a.remove("kubectl.kubernetes.io/last-applied-configuration");
-                    }
-                    meta.remove("managedFields");
-                }
-            }
-            o
-        })
-        .collect()
 }
 
 /// Reads the cluster: (objects, Secret names listed, namespace filter).
@@ -127,13 +114,11 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let (objects, secrets_collected, namespace) = if args.from.is_empty() {
         live_snapshot(args, io)?
     } else {
-        let objects: Vec<Value> = input::load_objects(&args.from, io.stdin)?
+        let objects: Vec<Value> = input::load_objects(&args.from, io)?
             .into_iter()
             .map(|o| o.json)
             .collect();
-        let secrets = objects
-            .iter()
-            .any(|o| o.get("kind").and_then(Value::as_str) == Some("Secret"));
+        let secrets = objects.iter().any(secret::is_secret);
         (objects, secrets, args.namespace.clone())
     };
     let objects = without_secret_data(objects);

@@ -136,7 +136,7 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     };
     let objects: Vec<(ObjectId, Value)> = match (&args.file, &args.target) {
         (Some(file), _) => {
-            let objects = input::load_objects(std::slice::from_ref(file), io.stdin)?;
+            let objects = input::load_objects(std::slice::from_ref(file), io)?;
             if objects.is_empty() {
                 return Err(CliError::Fatal(format!(
                     "{}: no objects to evaluate",

@@ -8,6 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::{CliError, Io};
 use crate::diag::Source;
 
 /// Largest input accepted: Kubernetes objects are limited to about 1.5 MiB each, so this
@@ -30,32 +31,93 @@ impl InputError {
     }
 }
 
-/// Expands the paths given on the command line into inputs, in command-line order;
-/// directory contents are sorted by path.
-pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
-    let mut out = Vec::new();
+/// The inputs of a command line, and what was skipped on the way.
+#[derive(Debug, Default)]
+pub struct Expanded {
+    /// In command-line order; directory contents sorted by path.
+    pub inputs: Vec<Result<PathBuf, InputError>>,
+    /// Files found in directories that were not read (FIFOs, sockets, devices), for stderr.
+    pub notes: Vec<String>,
+}
+
+/// What a path is, following symbolic links.
+enum Kind {
+    File,
+    Dir,
+    /// Not a regular file: a FIFO, socket or device, named for messages.
+    Special(&'static str),
+}
+
+fn kind_of(meta: &fs::Metadata) -> Kind {
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return Kind::File;
+    }
+    if ft.is_dir() {
+        return Kind::Dir;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return Kind::Special("a named pipe (FIFO)");
+        }
+        if ft.is_socket() {
+            return Kind::Special("a socket");
+        }
+        if ft.is_char_device() {
+            return Kind::Special("a character device");
+        }
+        if ft.is_block_device() {
+            return Kind::Special("a block device");
+        }
+    }
+    Kind::Special("not a regular file")
+}
+
+/// A descriptor the shell handed over, as `<(command)` does: its writer exists, so reading
+/// it cannot wait forever for one.
+fn is_inherited_descriptor(path: &Path) -> bool {
+    path.starts_with("/dev/fd") || path.starts_with("/proc/self/fd")
+}
+
+fn special_file(path: &Path, what: &str) -> InputError {
+    InputError::new(
+        path.display().to_string(),
+        format!(
+            "{what}, not a regular file: only files are read (reading it could wait forever); \
+             to read a stream, pipe it to standard input and give `-`"
+        ),
+    )
+}
+
+/// Expands the paths given on the command line into inputs. Files named on the command line
+/// must be regular files (or `-`, or a pipe the shell passes as `/dev/fd/N`); in
+/// directories, only regular files are read, and anything else is skipped with a note.
+pub fn expand_paths(paths: &[PathBuf]) -> Expanded {
+    let mut out = Expanded::default();
     for p in paths {
         if p.as_os_str() == "-" {
-            out.push(Ok(p.clone()));
+            out.inputs.push(Ok(p.clone()));
             continue;
         }
-        match fs::metadata(p) {
-            Ok(m) if m.is_dir() => {
+        match fs::metadata(p).map(|m| kind_of(&m)) {
+            Ok(Kind::Dir) => {
                 let mut found = Vec::new();
-                if let Err(e) = walk(p, &mut found) {
-                    out.push(Err(e));
-                }
+                walk(p, &mut found, &mut out);
                 if found.is_empty() {
-                    out.push(Err(InputError::new(
+                    out.inputs.push(Err(InputError::new(
                         p.display().to_string(),
                         "no *.yaml, *.yml or *.json files in this directory",
                     )));
                 }
                 found.sort();
-                out.extend(found.into_iter().map(Ok));
+                out.inputs.extend(found.into_iter().map(Ok));
             }
-            Ok(_) => out.push(Ok(p.clone())),
-            Err(e) => out.push(Err(InputError::new(
+            Ok(Kind::File) => out.inputs.push(Ok(p.clone())),
+            Ok(Kind::Special(_)) if is_inherited_descriptor(p) => out.inputs.push(Ok(p.clone())),
+            Ok(Kind::Special(what)) => out.inputs.push(Err(special_file(p, what))),
+            Err(e) => out.inputs.push(Err(InputError::new(
                 p.display().to_string(),
                 io_message(&e),
             ))),
@@ -64,26 +126,51 @@ pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
     out
 }
 
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let entries = fs::read_dir(dir)
-        .map_err(|e| InputError::new(dir.display().to_string(), io_message(&e)))?;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        if name.to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let Ok(ft) = entry.file_type() else { continue };
-        if ft.is_dir() {
-            walk(&path, found)?;
-        } else if matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml" | "json")
-        ) {
-            found.push(path);
+/// The manifests under `dir` (iteratively; symbolic links to directories are not followed,
+/// so a link cycle cannot loop).
+fn walk(dir: &Path, found: &mut Vec<PathBuf>, out: &mut Expanded) {
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                out.inputs.push(Err(InputError::new(
+                    dir.display().to_string(),
+                    io_message(&e),
+                )));
+                continue;
+            }
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if !matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml" | "json")
+            ) {
+                continue;
+            }
+            // Through symbolic links: a link to a manifest is read, a dangling one is an error.
+            match fs::metadata(&path).map(|m| kind_of(&m)) {
+                Ok(Kind::File) | Err(_) => found.push(path),
+                Ok(Kind::Dir) => out.notes.push(format!(
+                    "{}: skipped: a link to a directory (links to directories are not followed)",
+                    path.display()
+                )),
+                Ok(Kind::Special(what)) => out.notes.push(format!(
+                    "{}: skipped: {what}, not a regular file",
+                    path.display()
+                )),
+            }
         }
     }
-    Ok(())
 }
 
 /// Reads one input ("-" is standard input) into a [`Source`].
@@ -97,6 +184,13 @@ pub fn read_source(path: &Path, stdin: &mut dyn Read) -> Result<Arc<Source>, Inp
         ("<stdin>".to_string(), buf)
     } else {
         let name = path.display().to_string();
+        // Checked before opening: opening a FIFO waits for a writer.
+        let meta = fs::metadata(path).map_err(|e| InputError::new(&name, io_message(&e)))?;
+        if let Kind::Special(what) = kind_of(&meta)
+            && !is_inherited_descriptor(path)
+        {
+            return Err(special_file(path, what));
+        }
         let file = fs::File::open(path).map_err(|e| InputError::new(&name, io_message(&e)))?;
         if let Ok(meta) = file.metadata()
             && meta.len() > MAX_INPUT_BYTES
@@ -149,20 +243,26 @@ pub fn source_from_bytes(name: String, bytes: Vec<u8>) -> Result<Arc<Source>, In
 /// Reads the objects of every path (files, directories, `-`) for evaluation. The first
 /// problem of a source (invalid YAML, a document that is not an object) is an error naming
 /// the file, line and column: evaluating part of a file would give a misleading verdict.
+/// Skipped files are noted on stderr.
 pub fn load_objects(
     paths: &[PathBuf],
-    stdin: &mut dyn Read,
-) -> Result<Vec<crate::core::objects::LoadedObject>, InputError> {
+    io: &mut Io,
+) -> Result<Vec<crate::core::objects::LoadedObject>, CliError> {
     let mut out = Vec::new();
-    for path in expand_paths(paths) {
-        let source = read_source(&path?, stdin)?;
+    let expanded = expand_paths(paths);
+    for note in &expanded.notes {
+        writeln!(io.stderr, "note: {note}")?;
+    }
+    for path in expanded.inputs {
+        let source = read_source(&path?, io.stdin)?;
         let loaded = crate::core::objects::load_values(&source);
         if let Some(d) = loaded.diagnostics.first() {
             let (pos, _) = d.position().unwrap_or_default();
             return Err(InputError::new(
                 format!("{}:{}:{}", source.name(), pos.line, pos.column),
                 d.message.clone(),
-            ));
+            )
+            .into());
         }
         out.extend(loaded.objects);
     }

@@ -82,58 +82,57 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     )?;
     let linter = Linter::default();
     let mut summary = Summary::default();
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut warnings = false;
     let mut unreadable = false;
-    for path in input::expand_paths(&args.paths) {
+    let format = match format {
+        OutputFormat::Json => render::Format::Json,
+        OutputFormat::Sarif => render::Format::Sarif,
+        OutputFormat::Github => render::Format::Github,
+        _ => render::Format::Human { color: io.color },
+    };
+    // Each file's diagnostics are written once it is linted, and dropped with its source:
+    // memory is bounded by the largest file, not by the sum of them.
+    let mut report = render::Stream::begin(io.stdout, format)?;
+    let expanded = input::expand_paths(&args.paths);
+    for note in &expanded.notes {
+        writeln!(io.stderr, "note: {note}")?;
+    }
+    for path in expanded.inputs {
         let source = path.and_then(|p| input::read_source(&p, io.stdin));
-        let source = match source {
-            Ok(s) => s,
+        let diagnostics = match source {
+            Ok(source) => {
+                let report = lint::lint_source(&source, &linter);
+                if global.verbose > 0 {
+                    writeln!(
+                        io.stderr,
+                        "{}: {} documents, {} objects checked, {} skipped, {} findings",
+                        source.name(),
+                        report.documents,
+                        report.linted,
+                        report.skipped,
+                        report.diagnostics.len()
+                    )?;
+                }
+                summary.documents += report.documents;
+                summary.objects += report.linted;
+                summary.skipped += report.skipped;
+                unreadable |= report.unreadable;
+                report.diagnostics
+            }
             Err(InputError { path, message }) => {
                 unreadable = true;
-                summary.files += 1;
-                diagnostics
-                    .push(Diagnostic::error(UNREADABLE, message).in_file(&Source::new(path, "")));
-                continue;
+                vec![Diagnostic::error(UNREADABLE, message).in_file(&Source::new(path, ""))]
             }
         };
         summary.files += 1;
-        let report = lint::lint_source(&source, &linter);
-        if global.verbose > 0 {
-            writeln!(
-                io.stderr,
-                "{}: {} documents, {} objects checked, {} skipped, {} findings",
-                source.name(),
-                report.documents,
-                report.linted,
-                report.skipped,
-                report.diagnostics.len()
-            )?;
-        }
-        summary.documents += report.documents;
-        summary.objects += report.linted;
-        summary.skipped += report.skipped;
-        unreadable |= report.unreadable;
-        diagnostics.extend(report.diagnostics);
+        summary.count(&diagnostics);
+        warnings |= diagnostics.iter().any(|d| d.severity == Severity::Warning);
+        report.write(&diagnostics)?;
     }
-    summary.count(&diagnostics);
-    match format {
-        OutputFormat::Human => {
-            render::human(io.stdout, &diagnostics, io.color)?;
-            writeln!(io.stdout, "{}", summary.line())?;
-        }
-        OutputFormat::Json => render::json_report(io.stdout, &diagnostics, &summary)?,
-        OutputFormat::Sarif => render::sarif(io.stdout, &diagnostics)?,
-        OutputFormat::Github => {
-            render::github(io.stdout, &diagnostics)?;
-            writeln!(io.stdout, "{}", summary.line())?;
-        }
-        OutputFormat::Yaml => unreachable!("output_format() refuses -o yaml for lint"),
-    }
+    report.finish(&summary)?;
     Ok(if unreadable {
         EXIT_ERROR
-    } else if summary.errors > 0
-        || (args.strict && diagnostics.iter().any(|d| d.severity == Severity::Warning))
-    {
+    } else if summary.errors > 0 || (args.strict && warnings) {
         EXIT_FINDINGS
     } else {
         EXIT_OK

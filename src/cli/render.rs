@@ -61,18 +61,14 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
                 "give a file with the ServiceSet, or --live to read it from the cluster".into(),
             ));
         };
-        let main: Vec<Value> = input::load_objects(std::slice::from_ref(file), io.stdin)?
+        let main: Vec<Value> = input::load_objects(std::slice::from_ref(file), io)?
             .into_iter()
             .map(|o: LoadedObject| o.json)
             .collect();
         (main.clone(), main)
     };
     for paths in [&args.templates, &args.smp] {
-        all.extend(
-            input::load_objects(paths, io.stdin)?
-                .into_iter()
-                .map(|o| o.json),
-        );
+        all.extend(input::load_objects(paths, io)?.into_iter().map(|o| o.json));
     }
     let of_kind = |objs: &[Value], kind: &str| -> Vec<Value> {
         objs.iter()

@@ -11,5 +11,6 @@ pub mod objects;
 pub mod readiness;
 pub mod render;
 pub mod schema;
+pub mod secret;
 pub mod selector;
 pub mod state;

@@ -1,11 +1,13 @@
 //! Kubernetes objects read from YAML/JSON sources: multi-document streams, `kind: List`
-//! (and `<Kind>List`) expanded into items, each object kept with its YAML node for spans.
+//! (and `<Kind>List`, Lists inside Lists) expanded into items, each object kept with its YAML
+//! node for spans. Loading marks the values of Secrets hidden in their source.
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::core::secret;
 use crate::diag::yaml::{self, Node};
 use crate::diag::{Diagnostic, Source};
 
@@ -125,6 +127,10 @@ pub fn load_values(source: &Arc<Source>) -> Loaded {
 /// Streams the objects of `source` to `f`, one document at a time. The returned [`Loaded`]
 /// has the counts and diagnostics (its `objects` is empty). Without `keep_nodes`, each
 /// object's `node` is an empty mapping with the object's span.
+///
+/// The values of Secrets (in lists at any depth) are marked hidden in `source`, so that no
+/// excerpt shows them; a document that cannot be parsed and names a Secret has all its
+/// values hidden.
 pub fn for_each_object(
     source: &Arc<Source>,
     limits: &yaml::Limits,
@@ -135,6 +141,9 @@ pub fn for_each_object(
     let err = yaml::for_each_document(source, limits, &mut |doc| {
         loaded.documents += 1;
         let Some(root) = doc.root else { return };
+        for span in secret::secret_spans(&root) {
+            source.hide(span);
+        }
         let json = match root.to_json(limits) {
             Ok(j) => j,
             Err(e) => {
@@ -149,26 +158,10 @@ pub fn for_each_object(
                 return;
             }
         };
-        let mut objects = Vec::new();
-        push_objects(
-            source,
-            doc.index,
-            root,
-            json,
-            &mut objects,
-            &mut loaded.diagnostics,
-        );
-        for mut o in objects {
-            if !keep_nodes {
-                o.node = Node {
-                    kind: yaml::NodeKind::Map(Vec::new()),
-                    span: o.node.span.clone(),
-                };
-            }
-            f(o);
-        }
+        push_objects(source, doc.index, root, json, keep_nodes, &mut loaded, f);
     });
     if let Some(e) = err {
+        hide_unparsed(source, e.offset);
         loaded.documents += 1;
         loaded.syntax_error = true;
         loaded.diagnostics.push(
@@ -180,16 +173,43 @@ pub fn for_each_object(
     loaded
 }
 
+/// The document around a syntax error is not known object by object: if its text names a
+/// Secret, every value in it is hidden (from its start to the next document, or the end).
+fn hide_unparsed(source: &Source, offset: usize) {
+    let text = source.text();
+    let offset = offset.min(text.len());
+    let is_marker = |line: &str| line.starts_with("---") || line.starts_with("...");
+    let start = text[..offset]
+        .rmatch_indices('\n')
+        .map(|(i, _)| i + 1)
+        .find(|&i| is_marker(&text[i..]))
+        .unwrap_or(0);
+    let end = text[offset..]
+        .match_indices('\n')
+        .map(|(i, _)| offset + i + 1)
+        .find(|&i| is_marker(&text[i..]))
+        .unwrap_or(text.len());
+    if secret::text_may_hold_secret(&text[start..end]) {
+        for span in secret::unparsed_value_spans(text, start..end) {
+            source.hide(span);
+        }
+    }
+}
+
+/// Hands the objects of one document to `f`: the document itself, or the items of a List
+/// (`kind: List` or `<Kind>List`), Lists inside Lists flattened as kubectl does. Nodes and
+/// values are moved, not copied.
 fn push_objects(
     source: &Arc<Source>,
     document: usize,
     root: Node,
     json: Value,
-    objects: &mut Vec<LoadedObject>,
-    diagnostics: &mut Vec<Diagnostic>,
+    keep_nodes: bool,
+    loaded: &mut Loaded,
+    f: &mut dyn FnMut(LoadedObject),
 ) {
-    let Value::Object(map) = &json else {
-        diagnostics.push(
+    let Value::Object(_) = &json else {
+        loaded.diagnostics.push(
             Diagnostic::error(
                 CODE_NOT_OBJECT,
                 format!(
@@ -203,38 +223,111 @@ fn push_objects(
         );
         return;
     };
-    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
-    if is_list_kind(kind)
-        && let (Some(Value::Array(items)), Some(items_node)) = (map.get("items"), root.get("items"))
-    {
-        let nodes = items_node.as_seq().unwrap_or_default();
-        for (i, (item, node)) in items.iter().zip(nodes).enumerate() {
-            let node = node.resolved().clone();
-            if !item.is_object() {
-                diagnostics.push(
-                    Diagnostic::error(
-                        CODE_NOT_OBJECT,
-                        format!(
-                            "item {i} of the {kind} is a {}, not an object",
-                            node.type_name()
-                        ),
-                    )
-                    .at(source, node.span.clone()),
-                );
+    // (node, value, index in its list) still to hand out or expand.
+    let mut work = vec![(root, json, None)];
+    while let Some((node, mut json, item)) = work.pop() {
+        let kind = json.get("kind").and_then(Value::as_str).unwrap_or("");
+        if secret::is_list_kind(kind)
+            && matches!(json.get("items"), Some(Value::Array(_)))
+            && node.get("items").and_then(Node::as_seq).is_some()
+        {
+            let kind = kind.to_string();
+            // The API server leaves apiVersion and kind out of the items of a `<Kind>List`.
+            let item_type = kind
+                .strip_suffix("List")
+                .filter(|k| !k.is_empty())
+                .map(|k| {
+                    let api_version = json.get("apiVersion").cloned();
+                    (k.to_string(), api_version)
+                });
+            let Some(Value::Array(items)) = json.as_object_mut().and_then(|m| m.remove("items"))
+            else {
                 continue;
+            };
+            let nodes = take_items(node);
+            let mut expanded = Vec::with_capacity(items.len());
+            for (i, (mut item, node)) in items.into_iter().zip(nodes).enumerate() {
+                if let (Some((kind, api_version)), Value::Object(m)) = (&item_type, &mut item)
+                    && m.get("kind").is_none()
+                {
+                    m.insert("kind".into(), kind.as_str().into());
+                    if let Some(v) = api_version
+                        && m.get("apiVersion").is_none()
+                    {
+                        m.insert("apiVersion".into(), v.clone());
+                    }
+                }
+                if !item.is_object() {
+                    loaded.diagnostics.push(
+                        Diagnostic::error(
+                            CODE_NOT_OBJECT,
+                            format!(
+                                "item {i} of the {kind} is a {}, not an object",
+                                node.type_name()
+                            ),
+                        )
+                        .at(source, node.span.clone()),
+                    );
+                    continue;
+                }
+                expanded.push((node, item, Some(i)));
             }
-            objects.push(LoadedObject {
-                source: Arc::clone(source),
-                document,
-                item: Some(i),
-                node,
-                json: item.clone(),
-            });
+            // In order: the work list is a stack.
+            work.extend(expanded.into_iter().rev());
+            continue;
         }
-        return;
+        if item.is_none()
+            && let Some(diagnostic) = missing_type(source, &node, &json)
+        {
+            loaded.diagnostics.push(diagnostic);
+            continue;
+        }
+        let node = if keep_nodes {
+            node
+        } else {
+            Node {
+                kind: yaml::NodeKind::Map(Vec::new()),
+                span: node.span.clone(),
+            }
+        };
+        f(LoadedObject {
+            source: Arc::clone(source),
+            document,
+            item,
+            node,
+            json,
+        });
     }
+}
+
+/// The item nodes of a list's node, moved out of it (copied only from an alias).
+fn take_items(node: Node) -> Vec<Node> {
+    let resolve = |n: Node| match n.kind {
+        yaml::NodeKind::Alias(_) | yaml::NodeKind::Anchor(_) => n.resolved().clone(),
+        _ => n,
+    };
+    let node = resolve(node);
+    let yaml::NodeKind::Map(entries) = node.kind else {
+        return Vec::new();
+    };
+    // The last `items` wins, as in the JSON.
+    let Some((_, items)) = entries
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k.key_text() == Some("items"))
+    else {
+        return Vec::new();
+    };
+    match resolve(items).kind {
+        yaml::NodeKind::Seq(items) => items.into_iter().map(resolve).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A document without apiVersion or kind is not an object.
+fn missing_type(source: &Arc<Source>, root: &Node, json: &Value) -> Option<Diagnostic> {
     for field in ["apiVersion", "kind"] {
-        if map
+        if json
             .get(field)
             .is_none_or(|v| v.as_str().is_none_or(|s| s.is_empty()))
         {
@@ -243,28 +336,16 @@ fn push_objects(
                 .map_or(root.span.start..root.span.start + 1, |(k, v)| {
                     k.span.start..v.span.end
                 });
-            diagnostics.push(
+            return Some(
                 Diagnostic::error(CODE_NOT_OBJECT, format!("object has no {field}"))
                     .at(source, span)
                     .help(format!(
                         "set `{field}`: every Kubernetes object needs apiVersion and kind"
                     )),
             );
-            return;
         }
     }
-    objects.push(LoadedObject {
-        source: Arc::clone(source),
-        document,
-        item: None,
-        node: root,
-        json,
-    });
-}
-
-/// `List` and `<Kind>List` (as `kubectl get -o yaml` writes them) hold their objects in `items`.
-fn is_list_kind(kind: &str) -> bool {
-    kind == "List" || (kind.len() > 4 && kind.ends_with("List"))
+    None
 }
 
 #[cfg(test)]
@@ -308,6 +389,44 @@ mod tests {
         assert!(l.syntax_error);
         let (start, _) = l.diagnostics[0].position().unwrap();
         assert_eq!(start.line, 3);
+    }
+
+    #[test]
+    fn lists_inside_lists_are_flattened_and_list_items_get_their_kind() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - apiVersion: v1\n    kind: ConfigMapList\n    items:\n    - metadata: {name: deep}\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: mid}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: top}}\n";
+        let l = load_str(text);
+        assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+        let ids: Vec<String> = l.objects.iter().map(|o| o.id().to_string()).collect();
+        assert_eq!(ids, ["ConfigMap/deep", "ConfigMap/mid", "ConfigMap/top"]);
+        assert_eq!(l.objects[0].json["apiVersion"], "v1");
+        assert_eq!(l.objects[0].item, Some(0));
+        assert!(text[l.objects[0].node.span.start..].starts_with("metadata: {name: deep}"));
+    }
+
+    #[test]
+    fn secret_values_are_hidden_from_excerpts() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: SecretList\n  items:\n  - metadata: {name: s}\n    data: {password: aHVudGVyMg==}\n    stringData:\n      token: hunter2\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: shown}\n";
+        let src = Source::new("t.yaml", text);
+        let l = load(&src, &yaml::Limits::default());
+        assert_eq!(l.objects.len(), 2);
+        assert_eq!(l.objects[0].kind(), "Secret");
+        let masked = src.masked_text().unwrap();
+        assert!(
+            !masked.contains("aHVudGVy") && !masked.contains("hunter2"),
+            "{masked}"
+        );
+        assert!(masked.contains("password: ************}") && masked.contains("shown"));
+    }
+
+    #[test]
+    fn a_secret_that_does_not_parse_shows_no_value() {
+        let text = "apiVersion: v1\nkind: ConfigMap\ndata: {a: shown}\n---\napiVersion: v1\ndata:\n  password: aHVudGVyMg==\n  bad: [\nkind: Secret\n";
+        let src = Source::new("t.yaml", text);
+        let l = load(&src, &yaml::Limits::default());
+        assert!(l.syntax_error);
+        let masked = src.masked_text().unwrap();
+        assert!(!masked.contains("aHVudGVy"), "{masked}");
+        assert!(masked.contains("shown") && masked.contains("  password: ****"));
     }
 
     #[test]

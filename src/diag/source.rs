@@ -2,9 +2,12 @@
 //!
 //! Every diagnostic points into a [`Source`] by byte range; line and column are computed from
 //! the range only when a renderer needs them, so the hot lint path never builds them.
+//!
+//! A source also knows which of its bytes must never be shown (the values of Secrets, marked
+//! by the loader): excerpts are cut from [`Source::masked_text`], where they are starred out.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// A named input text (a file, standard input, or an embedded example).
 #[derive(Debug)]
@@ -14,6 +17,14 @@ pub struct Source {
     line_starts: Vec<usize>,
     /// Character and byte offsets coincide (the common case), so columns need no scan.
     ascii: bool,
+    /// Ranges never to show, and the masked text once built.
+    hidden: Mutex<Hidden>,
+}
+
+#[derive(Debug, Default)]
+struct Hidden {
+    ranges: Vec<Range<usize>>,
+    masked: Option<Arc<str>>,
 }
 
 /// A 1-based line and column; the column counts characters, as editors and kubectl do.
@@ -33,6 +44,7 @@ impl Source {
             ascii: text.is_ascii(),
             text,
             line_starts,
+            hidden: Mutex::default(),
         })
     }
 
@@ -42,6 +54,42 @@ impl Source {
 
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// Marks a range that excerpts must never show (a Secret's value).
+    pub fn hide(&self, range: Range<usize>) {
+        let range = self.clamp(range);
+        if range.is_empty() {
+            return;
+        }
+        let mut hidden = self.hidden.lock().unwrap_or_else(PoisonError::into_inner);
+        hidden.ranges.push(range);
+        hidden.masked = None;
+    }
+
+    /// The text to cut excerpts from: the text with every hidden byte but line breaks
+    /// replaced by `*`, so that offsets, lines and (for ASCII) columns stay where they are.
+    /// None when nothing is hidden: show [`Source::text`].
+    pub fn masked_text(&self) -> Option<Arc<str>> {
+        let mut hidden = self.hidden.lock().unwrap_or_else(PoisonError::into_inner);
+        if hidden.ranges.is_empty() {
+            return None;
+        }
+        if hidden.masked.is_none() {
+            let mut bytes = self.text.clone().into_bytes();
+            for r in &hidden.ranges {
+                for b in &mut bytes[r.clone()] {
+                    if *b != b'\n' && *b != b'\r' {
+                        *b = b'*';
+                    }
+                }
+            }
+            // Whole characters were replaced (ranges are clamped to character boundaries).
+            let text = String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            hidden.masked = Some(Arc::from(text));
+        }
+        hidden.masked.clone()
     }
 
     /// Byte offset of a saphyr marker (1-based line, 0-based column in characters).
@@ -154,6 +202,24 @@ mod tests {
         assert_eq!(src.offset_of(1, 1), 2);
         assert_eq!(&src.text()[src.offset_of(2, 5)..][..5], "value");
         assert_eq!(src.offset_of(9, 0), src.text().len());
+    }
+
+    #[test]
+    fn hidden_ranges_are_starred_out_of_excerpts_keeping_offsets() {
+        let src = Source::new("t", "password: hunter2\ncert: |\n  é1\n  x\nnext: 1\n");
+        assert!(src.masked_text().is_none());
+        let text = src.text();
+        let pw = text.find("hunter2").unwrap();
+        src.hide(pw..pw + 7);
+        let cert = text.find("é1").unwrap();
+        src.hide(cert..text.find("next").unwrap() - 1);
+        let masked = src.masked_text().unwrap();
+        assert_eq!(
+            &*masked,
+            "password: *******\ncert: |\n  ***\n***\nnext: 1\n"
+        );
+        assert_eq!(masked.len(), text.len());
+        assert_eq!(src.text(), text);
     }
 
     #[test]

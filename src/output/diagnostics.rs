@@ -57,8 +57,15 @@ impl Summary {
     }
 }
 
-/// Adapter that lets miette read our sources without copying them.
-struct Src(Arc<Source>);
+/// Adapter that lets miette read our sources without copying them. Excerpts come from the
+/// masked text when the source hides anything (Secret values).
+struct Src(Arc<Source>, Option<Arc<str>>);
+
+impl Src {
+    fn new(source: &Arc<Source>) -> Src {
+        Src(Arc::clone(source), source.masked_text())
+    }
+}
 
 impl SourceCode for Src {
     fn read_span<'a>(
@@ -67,10 +74,8 @@ impl SourceCode for Src {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let inner = self
-            .0
-            .text()
-            .read_span(span, context_lines_before, context_lines_after)?;
+        let text: &str = self.1.as_deref().unwrap_or(self.0.text());
+        let inner = text.read_span(span, context_lines_before, context_lines_after)?;
         Ok(Box::new(MietteSpanContents::new_named(
             self.0.name().to_string(),
             inner.data(),
@@ -173,7 +178,7 @@ pub fn human(out: &mut dyn Write, diags: &[Diagnostic], color: bool) -> io::Resu
                 .source
                 .as_ref()
                 .filter(|_| !d.labels.is_empty())
-                .map(|s| Src(Arc::clone(s))),
+                .map(Src::new),
         };
         let mut text = String::new();
         if handler.render_report(&mut text, &report).is_err() {
@@ -219,14 +224,19 @@ fn diagnostic_json(d: &Diagnostic) -> Value {
 
 /// The versioned JSON report of a lint run.
 pub fn json_report(out: &mut dyn Write, diags: &[Diagnostic], summary: &Summary) -> io::Result<()> {
-    let report = json!({
+    let mut report = Stream::begin(out, Format::Json)?;
+    report.write(diags)?;
+    report.finish(summary)
+}
+
+/// The JSON report around its diagnostics (an empty list of them).
+fn json_skeleton(summary: &Summary) -> Value {
+    json!({
         "version": 1,
         "tool": {"name": "kubectl-ksm", "version": env!("CARGO_PKG_VERSION")},
-        "diagnostics": diags.iter().map(diagnostic_json).collect::<Vec<_>>(),
+        "diagnostics": [],
         "summary": summary,
-    });
-    serde_json::to_writer_pretty(&mut *out, &report)?;
-    writeln!(out)
+    })
 }
 
 fn sarif_level(s: Severity) -> &'static str {
@@ -250,50 +260,14 @@ fn sarif_rule(r: &RuleInfo) -> Value {
 
 /// SARIF 2.1.0, for code scanning (GitHub, GitLab, Azure DevOps).
 pub fn sarif(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
-    let rules = lint::all_rules();
-    let results: Vec<Value> = diags
-        .iter()
-        .map(|d| {
-            let region = match d.position() {
-                Some((s, e)) => json!({"startLine": s.line, "startColumn": s.column, "endLine": e.line, "endColumn": e.column}),
-                None => json!({"startLine": 1}),
-            };
-            let uri = d.file().unwrap_or("");
-            let related: Vec<Value> = d
-                .labels
-                .iter()
-                .enumerate()
-                .skip(1)
-                .filter_map(|(i, l)| {
-                    let s = d.source.as_ref()?;
-                    let (a, b) = (s.line_col(l.span.start), s.line_col(l.span.end));
-                    Some(json!({
-                        "id": i,
-                        "message": {"text": l.message.clone().unwrap_or_default()},
-                        "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": a.line, "startColumn": a.column, "endLine": b.line, "endColumn": b.column}},
-                    }))
-                })
-                .collect();
-            let text = match &d.help {
-                Some(h) => format!("{}\nhelp: {h}", d.message),
-                None => d.message.clone(),
-            };
-            let mut result = json!({
-                "ruleId": d.code,
-                "level": sarif_level(d.severity),
-                "message": {"text": text},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
-            });
-            if let Some(idx) = rules.iter().position(|r| r.code == d.code) {
-                result["ruleIndex"] = json!(idx);
-            }
-            if !related.is_empty() {
-                result["relatedLocations"] = json!(related);
-            }
-            result
-        })
-        .collect();
-    let doc = json!({
+    let mut report = Stream::begin(out, Format::Sarif)?;
+    report.write(diags)?;
+    report.finish(&Summary::default())
+}
+
+/// The SARIF log around its results (an empty list of them).
+fn sarif_skeleton() -> Value {
+    json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
@@ -301,13 +275,163 @@ pub fn sarif(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
                 "name": "kubectl-ksm",
                 "version": env!("CARGO_PKG_VERSION"),
                 "informationUri": "https://github.com/k0rdent/kcm",
-                "rules": rules.iter().map(|r| sarif_rule(r)).collect::<Vec<_>>(),
+                "rules": lint::all_rules().iter().map(|r| sarif_rule(r)).collect::<Vec<_>>(),
             }},
-            "results": results,
+            "results": [],
         }],
+    })
+}
+
+fn sarif_result(d: &Diagnostic) -> Value {
+    let region = match d.position() {
+        Some((s, e)) => {
+            json!({"startLine": s.line, "startColumn": s.column, "endLine": e.line, "endColumn": e.column})
+        }
+        None => json!({"startLine": 1}),
+    };
+    let uri = d.file().unwrap_or("");
+    let related: Vec<Value> = d
+        .labels
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, l)| {
+            let s = d.source.as_ref()?;
+            let (a, b) = (s.line_col(l.span.start), s.line_col(l.span.end));
+            Some(json!({
+                "id": i,
+                "message": {"text": l.message.clone().unwrap_or_default()},
+                "physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": a.line, "startColumn": a.column, "endLine": b.line, "endColumn": b.column}},
+            }))
+        })
+        .collect();
+    let text = match &d.help {
+        Some(h) => format!("{}\nhelp: {h}", d.message),
+        None => d.message.clone(),
+    };
+    let mut result = json!({
+        "ruleId": d.code,
+        "level": sarif_level(d.severity),
+        "message": {"text": text},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
     });
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    writeln!(out)
+    if let Some(idx) = lint::all_rules().iter().position(|r| r.code == d.code) {
+        result["ruleIndex"] = json!(idx);
+    }
+    if !related.is_empty() {
+        result["relatedLocations"] = json!(related);
+    }
+    result
+}
+
+/// The formats of a lint report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human { color: bool },
+    Json,
+    Sarif,
+    Github,
+}
+
+/// A lint report written as its diagnostics come, a file's worth at a time, so that a run
+/// over many files holds one file's diagnostics, never the whole report. The JSON and SARIF
+/// documents come out exactly as if built whole: their list of diagnostics is spliced into
+/// the pretty-printed document around it.
+pub struct Stream<'w> {
+    out: &'w mut dyn Write,
+    format: Format,
+    /// Indentation of the list's items (JSON and SARIF).
+    indent: String,
+    written: usize,
+}
+
+/// The key of the list that diagnostics are spliced into.
+fn list_key(format: Format) -> &'static str {
+    match format {
+        Format::Sarif => "\"results\": [",
+        _ => "\"diagnostics\": [",
+    }
+}
+
+/// A skeleton document split around its empty list: (before and including `"key": [`,
+/// from the closing `]` on, indentation of the list's items).
+fn split_skeleton(format: Format, summary: &Summary) -> (String, String, String) {
+    let skeleton = match format {
+        Format::Sarif => sarif_skeleton(),
+        _ => json_skeleton(summary),
+    };
+    let text = serde_json::to_string_pretty(&skeleton).unwrap_or_default();
+    let key = list_key(format);
+    // The only unescaped `"key": [` in the document is the key itself.
+    let at = text.find(key).map_or(text.len(), |i| i + key.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let key_indent = text[line_start..].len() - text[line_start..].trim_start().len();
+    (
+        text[..at].to_string(),
+        text[at..].to_string(),
+        " ".repeat(key_indent + 2),
+    )
+}
+
+impl<'w> Stream<'w> {
+    pub fn begin(out: &'w mut dyn Write, format: Format) -> io::Result<Stream<'w>> {
+        let mut indent = String::new();
+        if matches!(format, Format::Json | Format::Sarif) {
+            let (before, _, items) = split_skeleton(format, &Summary::default());
+            out.write_all(before.as_bytes())?;
+            indent = items;
+        }
+        Ok(Stream {
+            out,
+            format,
+            indent,
+            written: 0,
+        })
+    }
+
+    pub fn write(&mut self, diags: &[Diagnostic]) -> io::Result<()> {
+        match self.format {
+            Format::Human { color } => human(self.out, diags, color)?,
+            Format::Github => github(self.out, diags)?,
+            Format::Json | Format::Sarif => {
+                for d in diags {
+                    let value = match self.format {
+                        Format::Sarif => sarif_result(d),
+                        _ => diagnostic_json(d),
+                    };
+                    let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
+                    self.out
+                        .write_all(if self.written == 0 { b"\n" } else { b",\n" })?;
+                    // JSON strings hold no raw line breaks: every line is the document's.
+                    for (i, line) in text.split('\n').enumerate() {
+                        if i > 0 {
+                            self.out.write_all(b"\n")?;
+                        }
+                        self.out.write_all(self.indent.as_bytes())?;
+                        self.out.write_all(line.as_bytes())?;
+                    }
+                    self.written += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the report with the totals (the human and GitHub formats print its line).
+    pub fn finish(self, summary: &Summary) -> io::Result<()> {
+        match self.format {
+            Format::Human { .. } | Format::Github => writeln!(self.out, "{}", summary.line()),
+            Format::Json | Format::Sarif => {
+                let (_, after, _) = split_skeleton(self.format, summary);
+                if self.written > 0 {
+                    let outer = &self.indent[2..];
+                    write!(self.out, "\n{outer}")?;
+                }
+                self.out.write_all(after.as_bytes())?;
+                writeln!(self.out)
+            }
+        }
+    }
 }
 
 /// GitHub Actions workflow commands (`::error file=...::message`).
