@@ -27,9 +27,27 @@ pub struct ClusterArgs {
     /// The kubeconfig context to use
     #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
-    /// How long to wait for one request (e.g. 30s; 0 waits forever)
+    /// How long to wait for one request (e.g. 30s; 0 waits forever) [default: 60s, the API
+    /// server's own limit for a get or list]
     #[arg(long, value_name = "DURATION", global = true, value_parser = duration_arg)]
     pub request_timeout: Option<Duration>,
+}
+
+/// How long one request may take when --request-timeout is not given: the API server's own
+/// limit for a get or a list (kube-apiserver `--request-timeout`, 1m by default), so no
+/// answer the server would still give is cut short, and a server that accepts connections
+/// and never answers is an error within a minute (kubectl would wait forever).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl ClusterArgs {
+    /// The time one request may take; None waits forever (`--request-timeout 0`).
+    pub fn timeout(&self) -> Option<Duration> {
+        match self.request_timeout {
+            None => Some(DEFAULT_REQUEST_TIMEOUT),
+            Some(t) if t.is_zero() => None,
+            Some(t) => Some(t),
+        }
+    }
 }
 
 /// A duration flag: a Go duration (`30s`, `5m`), or `0`.
@@ -53,6 +71,8 @@ pub struct Cluster {
     pub default_namespace: String,
     pub server: String,
     discovery: Option<Discovery>,
+    /// The time one request (a get, a page of a list, a discovery) may take.
+    timeout: Option<Duration>,
 }
 
 /// The API groups the live subcommands use.
@@ -73,11 +93,16 @@ impl Cluster {
             .build()
             .map_err(|e| ClusterError(format!("cannot start the I/O runtime: {e}")))?;
         let mut config = runtime.block_on(load_config(args))?;
-        if let Some(t) = args.request_timeout {
-            let t = (!t.is_zero()).then_some(t);
-            config.read_timeout = t;
-            config.write_timeout = t;
-            config.connect_timeout = t;
+        // Each request is bounded as a whole (see `Cluster::wait`); connecting (TCP and TLS)
+        // no longer than that either.
+        let timeout = args.timeout();
+        config.connect_timeout = match (config.connect_timeout, timeout) {
+            (Some(c), Some(t)) => Some(c.min(t)),
+            (c, t) => c.or(t),
+        };
+        if timeout.is_none() {
+            config.connect_timeout = None;
+            config.write_timeout = None;
         }
         let server = config.cluster_url.to_string();
         let default_namespace = config.default_namespace.clone();
@@ -92,15 +117,33 @@ impl Cluster {
             default_namespace,
             server,
             discovery: None,
+            timeout,
         })
+    }
+
+    /// Runs one request to completion within the timeout: a server that accepts and never
+    /// answers is an error that says so.
+    fn wait<T>(
+        &self,
+        what: &str,
+        request: impl std::future::Future<Output = kube::Result<T>>,
+    ) -> Result<T, ClusterError> {
+        let result = match self.timeout {
+            None => self.runtime.block_on(request),
+            Some(t) => self
+                .runtime
+                .block_on(async { tokio::time::timeout(t, request).await })
+                .map_err(|_| timed_out(&self.server, what, t))?,
+        };
+        result.map_err(|e| explain(&self.server, what, e))
     }
 
     /// Discovers the groups the live subcommands use (one request per group version).
     pub fn discover(&mut self) -> Result<(), ClusterError> {
-        let discovery = self
-            .runtime
-            .block_on(Discovery::new(self.client.clone()).filter(GROUPS).run())
-            .map_err(|e| explain(&self.server, "discover the API", e))?;
+        let discovery = self.wait(
+            "discover the API",
+            Discovery::new(self.client.clone()).filter(GROUPS).run(),
+        )?;
         self.discovery = Some(discovery);
         Ok(())
     }
@@ -128,10 +171,10 @@ impl Cluster {
 
     /// Discovers every group the cluster serves (for names given by the user).
     pub fn discover_all(&mut self) -> Result<(), ClusterError> {
-        let discovery = self
-            .runtime
-            .block_on(Discovery::new(self.client.clone()).run())
-            .map_err(|e| explain(&self.server, "discover the API", e))?;
+        let discovery = self.wait(
+            "discover the API",
+            Discovery::new(self.client.clone()).run(),
+        )?;
         self.discovery = Some(discovery);
         Ok(())
     }
@@ -198,10 +241,7 @@ impl Cluster {
             if let Some(t) = &token {
                 lp = lp.continue_token(t);
             }
-            let page = self
-                .runtime
-                .block_on(fetch(lp))
-                .map_err(|e| explain(&self.server, what, e))?;
+            let page = self.wait(what, fetch(lp))?;
             out.extend(page.items);
             token = page.metadata.continue_.filter(|t| !t.is_empty());
             if token.is_none() {
@@ -222,10 +262,8 @@ impl Cluster {
             Scope::Namespaced => Api::namespaced_with(self.client.clone(), namespace, ar),
             Scope::Cluster => Api::all_with(self.client.clone(), ar),
         };
-        self.runtime
-            .block_on(api.get_opt(name))
+        self.wait(&format!("get {} {name}", ar.plural), api.get_opt(name))
             .map(|o| o.map(|o| with_type(&o, ar)))
-            .map_err(|e| explain(&self.server, &format!("get {} {name}", ar.plural), e))
     }
 }
 
@@ -288,14 +326,80 @@ pub fn explain(server: &str, what: &str, e: kube::Error) -> ClusterError {
             ),
             _ => format!("cannot {what}: {} ({})", status.message, status.code),
         },
+        _ if is_timeout(&e) => {
+            format!(
+                "cannot reach the API server at {server} to {what}: timed out while connecting — check the context (`kubectl config current-context`) and that the cluster is up"
+            )
+        }
         kube::Error::HyperError(_) | kube::Error::Service(_) => {
             format!(
-                "cannot reach the API server at {server} to {what}: {e} — check the context (`kubectl config current-context`) and that the cluster is up"
+                "cannot reach the API server at {server} to {what}: {} — check the context (`kubectl config current-context`) and that the cluster is up",
+                root_cause(&e)
+            )
+        }
+        kube::Error::SerdeError(json) if json.to_string().contains("recursion limit") => {
+            format!(
+                "cannot {what} at {server}: an object in the answer nests more than 128 levels deep, which this client refuses to read"
             )
         }
         _ => format!("cannot {what} at {server}: {e}"),
     };
     ClusterError(msg)
+}
+
+/// A request that took longer than the timeout.
+fn timed_out(server: &str, what: &str, timeout: Duration) -> ClusterError {
+    ClusterError(format!(
+        "the API server at {server} did not answer within {} while trying to {what} (timed out) — check that the cluster is up and reachable, or give it more time with --request-timeout",
+        go_duration(timeout)
+    ))
+}
+
+/// A duration as Go (and kubectl) print it: `1m0s`, `30s`, `1.5s`, `250ms`.
+fn go_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let (h, m) = (ms / 3_600_000, ms / 60_000 % 60);
+    let s = (ms % 60_000) as f64 / 1000.0;
+    let secs = format!("{s}s");
+    match (h, m) {
+        (0, 0) => secs,
+        (0, m) => format!("{m}m{secs}"),
+        (h, m) => format!("{h}h{m}m{secs}"),
+    }
+}
+
+/// Whether an error, or one of its causes, is a time-out.
+fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut causes: Vec<&(dyn std::error::Error + 'static)> = vec![e];
+    while let Some(c) = causes.pop() {
+        if c.is::<tokio::time::error::Elapsed>() {
+            return true;
+        }
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return true;
+            }
+            // An I/O error's source skips the error it wraps.
+            if let Some(inner) = io.get_ref() {
+                causes.push(inner);
+            }
+        }
+        causes.extend(c.source());
+    }
+    false
+}
+
+/// The innermost cause of an error ("Connection refused (os error 111)"), which says more
+/// than the HTTP client's wrappers ("client error (Connect)").
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }
 
 /// The kinds `doctor` reads, by group: (group, kind, listed in all namespaces even with -n).
@@ -453,10 +557,10 @@ impl Cluster {
         if !extra.is_empty() {
             let mut groups: Vec<&str> = GROUPS.to_vec();
             groups.extend(extra.iter().map(String::as_str));
-            let d = self
-                .runtime
-                .block_on(Discovery::new(self.client.clone()).filter(&groups).run())
-                .map_err(|e| explain(&self.server, "discover the API", e))?;
+            let d = self.wait(
+                "discover the API",
+                Discovery::new(self.client.clone()).filter(&groups).run(),
+            )?;
             self.discovery = Some(d);
         }
         for (api_version, kind, ns, name) in refs {
@@ -477,5 +581,41 @@ impl Cluster {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_timeout_defaults_to_the_api_servers_own_limit() {
+        let args = |t: Option<Duration>| ClusterArgs {
+            request_timeout: t,
+            ..ClusterArgs::default()
+        };
+        assert_eq!(args(None).timeout(), Some(Duration::from_secs(60)));
+        assert_eq!(args(Some(Duration::ZERO)).timeout(), None);
+        assert_eq!(
+            args(Some(Duration::from_secs(2))).timeout(),
+            Some(Duration::from_secs(2))
+        );
+    }
+
+    #[test]
+    fn durations_print_like_go() {
+        assert_eq!(go_duration(Duration::from_secs(60)), "1m0s");
+        assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(go_duration(Duration::from_millis(250)), "250ms");
+        assert_eq!(go_duration(Duration::from_secs(3725)), "1h2m5s");
+    }
+
+    #[test]
+    fn time_outs_are_found_among_the_causes() {
+        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "deadline");
+        let wrapped = std::io::Error::other(io);
+        assert!(is_timeout(&wrapped));
+        assert!(!is_timeout(&std::io::Error::other("refused")));
+        assert_eq!(root_cause(&wrapped), "deadline");
     }
 }
