@@ -62,7 +62,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s f -l fi
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s n -l namespace -d 'Namespace of the live object (default: the context\'s)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l context -d 'The kubeconfig context to use' -r
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l request-timeout -d 'How long one request of doctor, eval, check or render may take (e.g. 30s; 0 waits forever) [default: 60s, the API server\'s own limit for a get or a list]' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l cost-limit -d 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
@@ -79,7 +79,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l object
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l cost-limit -d 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l context -d 'The kubeconfig context to use' -r
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l request-timeout -d 'How long one request of doctor, eval, check or render may take (e.g. 30s; 0 waits forever) [default: 60s, the API server\'s own limit for a get or a list]' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
@@ -94,7 +94,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s V -l v
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s n -l namespace -d 'Namespace of the live ServiceSets (default: the context\'s)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l context -d 'The kubeconfig context to use' -r
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l request-timeout -d 'How long one request of doctor, eval, check or render may take (e.g. 30s; 0 waits forever) [default: 60s, the API server\'s own limit for a get or a list]' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l templates -d 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l smp -d 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l system-namespace -d 'kcm\'s system namespace (self-management ServiceSets of a MultiClusterService live there)' -r
@@ -118,7 +118,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l now -
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l save -d 'Write the objects used as a support bundle (YAML; Secret data removed)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l context -d 'The kubeconfig context to use' -r
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l request-timeout -d 'How long one request of doctor, eval, check or render may take (e.g. 30s; 0 waits forever) [default: 60s, the API server\'s own limit for a get or a list]' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
@@ -142,7 +142,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l log-form
 text\t''"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l context -d 'The kubeconfig context to use' -r
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l request-timeout -d 'How long one request of doctor, eval, check or render may take (e.g. 30s; 0 waits forever) [default: 60s, the API server\'s own limit for a get or a list]' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'

@@ -81,7 +81,7 @@ fn bad_inputs_fail_cleanly_within_256_mib() {
     let o = run(&["lint", &nodes]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o).contains("the document holds more than 250000 YAML nodes"),
+        text(&o).contains("the document holds more than 750000 YAML nodes"),
         "{}",
         text(&o)
     );

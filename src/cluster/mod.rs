@@ -27,8 +27,8 @@ pub struct ClusterArgs {
     /// The kubeconfig context to use
     #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
-    /// How long to wait for one request (e.g. 30s; 0 waits forever) [default: 60s, the API
-    /// server's own limit for a get or list]
+    /// How long one request of doctor, eval, check or render may take (e.g. 30s; 0 waits
+    /// forever) [default: 60s, the API server's own limit for a get or a list]
     #[arg(long, value_name = "DURATION", global = true, value_parser = duration_arg)]
     pub request_timeout: Option<Duration>,
 }

@@ -103,6 +103,10 @@ pub struct Loaded {
     pub syntax_error: bool,
 }
 
+/// YAML nodes a file may hold when every object of it is kept (what `eval`, `check`,
+/// `render` and `doctor --from` read): a 10 MB dump of 5,000 objects holds about 600,000.
+pub const MAX_FILE_NODES: usize = 750_000;
+
 /// Parses every document of `source` into objects, keeping their YAML nodes (for spans).
 pub fn load(source: &Arc<Source>, limits: &yaml::Limits) -> Loaded {
     let mut objects = Vec::new();
@@ -112,10 +116,12 @@ pub fn load(source: &Arc<Source>, limits: &yaml::Limits) -> Loaded {
 }
 
 /// Loads objects for evaluation: the JSON only (YAML nodes are not kept, which halves the
-/// memory), with a budget on the whole file since every object is kept.
+/// memory), with a budget on the whole file since every object is kept. A document may use
+/// the whole budget: a dump (`kubectl get ... -o yaml`) is one List document.
 pub fn load_values(source: &Arc<Source>) -> Loaded {
     let limits = yaml::Limits {
-        max_total_nodes: 1_000_000,
+        max_nodes: MAX_FILE_NODES,
+        max_total_nodes: MAX_FILE_NODES,
         ..yaml::Limits::default()
     };
     let mut objects = Vec::new();

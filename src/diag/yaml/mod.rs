@@ -37,9 +37,11 @@ pub struct Limits {
     /// Collections one inside another, aliases expanded. Every later walk over a document
     /// (conversion, checks, rendering) recurses at most this deep.
     pub max_depth: usize,
-    /// YAML nodes one document may hold. A node costs a few hundred bytes once parsed and
+    /// YAML nodes one document may hold. A node costs 150 to 300 bytes once parsed and
     /// converted, so this is what bounds memory when documents are processed one at a time
-    /// (real objects have a few hundred nodes; etcd refuses objects over 1.5 MiB).
+    /// (under 256 MiB at the limit).
+    /// Real objects have a few hundred nodes (etcd refuses objects over 1.5 MiB), but a dump
+    /// (`kubectl get ... -o yaml`) is one List document: 10 MB of it hold about 600,000.
     pub max_nodes: usize,
     /// YAML nodes the whole source may hold, for callers that keep every document.
     pub max_total_nodes: usize,
@@ -57,7 +59,7 @@ impl Default for Limits {
             max_values: 1_000_000,
             max_alias_bytes: 16 * 1024 * 1024,
             max_depth: MAX_DEPTH,
-            max_nodes: 250_000,
+            max_nodes: 750_000,
             max_total_nodes: usize::MAX,
         }
     }
