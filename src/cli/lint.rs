@@ -101,23 +101,23 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         let source = path.and_then(|p| input::read_source(&p, io.stdin));
         let diagnostics = match source {
             Ok(source) => {
-                let report = lint::lint_source(&source, &linter);
+                let linted = lint::lint_source(&source, &linter);
                 if global.verbose > 0 {
                     writeln!(
                         io.stderr,
                         "{}: {} documents, {} objects checked, {} skipped, {} findings",
                         source.name(),
-                        report.documents,
-                        report.linted,
-                        report.skipped,
-                        report.diagnostics.len()
+                        linted.documents,
+                        linted.linted,
+                        linted.skipped,
+                        linted.diagnostics.len()
                     )?;
                 }
-                summary.documents += report.documents;
-                summary.objects += report.linted;
-                summary.skipped += report.skipped;
-                unreadable |= report.unreadable;
-                report.diagnostics
+                summary.documents += linted.documents;
+                summary.objects += linted.linted;
+                summary.skipped += linted.skipped;
+                unreadable |= linted.unreadable;
+                linted.diagnostics
             }
             Err(InputError { path, message }) => {
                 unreadable = true;
