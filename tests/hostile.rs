@@ -330,10 +330,14 @@ fn deep_nesting_is_a_located_error_in_every_subcommand() {
     for (what, text) in deep_documents() {
         let file = dir.write("deep.yaml", &text);
         let located = format!("{file}:");
+        // (The human report wraps its message.)
         ksm(&["lint", &file])
             .exits(2)
-            .says("more than 128 levels deep")
+            .says("levels deep")
             .says(&format!("{file}:"));
+        ksm(&["lint", &file, "-o", "json"])
+            .exits(2)
+            .says("more than 128 levels deep");
         for args in [
             vec!["eval", "true", "-f", &file],
             vec!["check", &file, "--objects", crds],
@@ -727,4 +731,22 @@ fn live_objects_nested_too_deep_are_a_clear_error() {
     )
     .exits(2)
     .says("nests more than 128 levels deep");
+}
+
+#[test]
+fn a_finding_far_into_a_long_line_is_reported_without_an_excerpt() {
+    // Minified JSON: one line of 200 KB, the syntax error at its end. miette panicked
+    // padding a label past column 65,535 (found by the yaml_lint fuzz target).
+    let dir = Scratch::new("long-line");
+    let json = format!(
+        "{{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {{\"name\": \"x\"}}, \"data\": {{\"a\": \"{}\"}}, ]",
+        "x".repeat(200_000)
+    );
+    let file = dir.write("long.json", json);
+    for format in ["human", "json", "sarif", "github"] {
+        ksm(&["lint", &file, "-o", format]).exits(2).says("200");
+    }
+    ksm(&["lint", &file])
+        .says(&format!("{file}:1:2000"))
+        .never_says("xxxxxxxxxx");
 }

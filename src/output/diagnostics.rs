@@ -172,6 +172,26 @@ pub fn human(out: &mut dyn Write, diags: &[Diagnostic], color: bool) -> io::Resu
             }
             _ => d,
         };
+        // An excerpt of a very long line (minified JSON) is unreadable, and miette cannot pad
+        // a label past column 65,535: name the position instead.
+        let long_line;
+        let d = match d.source.as_ref().zip(d.position()) {
+            Some((source, (start, end))) if excerpt_too_wide(source, start.line, end.line) => {
+                long_line = Diagnostic {
+                    message: format!(
+                        "{}:{}:{}: {}",
+                        source.name(),
+                        start.line,
+                        start.column,
+                        d.message
+                    ),
+                    labels: Vec::new(),
+                    ..d.clone()
+                };
+                &long_line
+            }
+            _ => d,
+        };
         let report = Report {
             d,
             src: d
@@ -188,6 +208,16 @@ pub fn human(out: &mut dyn Write, diags: &[Diagnostic], color: bool) -> io::Resu
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// Lines longer than this are not shown in excerpts.
+const MAX_EXCERPT_LINE: usize = 1000;
+
+/// Whether a line of the excerpt around `first..=last` (one line of context each side) is
+/// too long to show.
+fn excerpt_too_wide(source: &Source, first: usize, last: usize) -> bool {
+    (first.saturating_sub(1).max(1)..=last + 1)
+        .any(|line| source.line_text(line).len() > MAX_EXCERPT_LINE)
 }
 
 fn location(d: &Diagnostic) -> Value {
