@@ -10,6 +10,7 @@
 //! - [`cli`] parses arguments, reads inputs, calls the core and hands results to `output`.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod api;
 pub mod cli;
 pub mod cluster;
 pub mod controller;

@@ -1,0 +1,310 @@
+//! Every kind the tool reads or writes, in one table: group, version, kind, plural, scope.
+//!
+//! A new kind is one line here (and, when it gets a typed view, a file beside this one). The
+//! live edges turn a [`Kind`] into their client's resource type; nothing else spells a group or
+//! a version.
+
+/// One kind of object, at the version the tool reads and writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Kind {
+    /// The API group; empty for the core group.
+    pub group: &'static str,
+    pub version: &'static str,
+    /// `group/version`, or `version` for the core group.
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    /// The resource name in URLs (`servicesets`).
+    pub plural: &'static str,
+    pub namespaced: bool,
+}
+
+macro_rules! kind {
+    ("", $version:literal, $kind:literal, $plural:literal, $namespaced:expr) => {
+        Kind {
+            group: "",
+            version: $version,
+            api_version: $version,
+            kind: $kind,
+            plural: $plural,
+            namespaced: $namespaced,
+        }
+    };
+    ($group:literal, $version:literal, $kind:literal, $plural:literal, $namespaced:expr) => {
+        Kind {
+            group: $group,
+            version: $version,
+            api_version: concat!($group, "/", $version),
+            kind: $kind,
+            plural: $plural,
+            namespaced: $namespaced,
+        }
+    };
+}
+
+pub const NAMESPACED: bool = true;
+pub const CLUSTER_SCOPED: bool = false;
+
+// Kubernetes.
+pub const SECRET: Kind = kind!("", "v1", "Secret", "secrets", NAMESPACED);
+pub const DEPLOYMENT: Kind = kind!("apps", "v1", "Deployment", "deployments", NAMESPACED);
+pub const CRD: Kind = kind!(
+    "apiextensions.k8s.io",
+    "v1",
+    "CustomResourceDefinition",
+    "customresourcedefinitions",
+    CLUSTER_SCOPED
+);
+pub const LEASE: Kind = kind!("coordination.k8s.io", "v1", "Lease", "leases", NAMESPACED);
+
+// k0rdent (kcm).
+pub const STATE_MANAGEMENT_PROVIDER: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "StateManagementProvider",
+    "statemanagementproviders",
+    CLUSTER_SCOPED
+);
+pub const SERVICE_SET: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ServiceSet",
+    "servicesets",
+    NAMESPACED
+);
+pub const SERVICE_TEMPLATE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ServiceTemplate",
+    "servicetemplates",
+    NAMESPACED
+);
+pub const CLUSTER_DEPLOYMENT: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ClusterDeployment",
+    "clusterdeployments",
+    NAMESPACED
+);
+pub const MULTI_CLUSTER_SERVICE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "MultiClusterService",
+    "multiclusterservices",
+    CLUSTER_SCOPED
+);
+
+// Flux: the objects the adapter writes, and their sources.
+pub const HELM_RELEASE: Kind = kind!(
+    "helm.toolkit.fluxcd.io",
+    "v2",
+    "HelmRelease",
+    "helmreleases",
+    NAMESPACED
+);
+pub const KUSTOMIZATION: Kind = kind!(
+    "kustomize.toolkit.fluxcd.io",
+    "v1",
+    "Kustomization",
+    "kustomizations",
+    NAMESPACED
+);
+pub const HELM_CHART: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "HelmChart",
+    "helmcharts",
+    NAMESPACED
+);
+pub const HELM_REPOSITORY: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "HelmRepository",
+    "helmrepositories",
+    NAMESPACED
+);
+pub const GIT_REPOSITORY: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "GitRepository",
+    "gitrepositories",
+    NAMESPACED
+);
+pub const OCI_REPOSITORY: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "OCIRepository",
+    "ocirepositories",
+    NAMESPACED
+);
+pub const BUCKET: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "Bucket",
+    "buckets",
+    NAMESPACED
+);
+pub const EXTERNAL_ARTIFACT: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "ExternalArtifact",
+    "externalartifacts",
+    NAMESPACED
+);
+
+// Sveltos (kcm's default provider, `ksm-projectsveltos`) and the Cluster API Cluster it targets.
+pub const PROFILE: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "Profile",
+    "profiles",
+    NAMESPACED
+);
+pub const CLUSTER_PROFILE: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "ClusterProfile",
+    "clusterprofiles",
+    CLUSTER_SCOPED
+);
+pub const CLUSTER_SUMMARY: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "ClusterSummary",
+    "clustersummaries",
+    NAMESPACED
+);
+pub const CLUSTER_CONFIGURATION: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "ClusterConfiguration",
+    "clusterconfigurations",
+    NAMESPACED
+);
+pub const SVELTOS_CLUSTER: Kind = kind!(
+    "lib.projectsveltos.io",
+    "v1beta1",
+    "SveltosCluster",
+    "sveltosclusters",
+    NAMESPACED
+);
+pub const CAPI_CLUSTER: Kind = kind!(
+    "cluster.x-k8s.io",
+    "v1beta2",
+    "Cluster",
+    "clusters",
+    NAMESPACED
+);
+
+/// Every kind of the table.
+pub const ALL: &[&Kind] = &[
+    &SECRET,
+    &DEPLOYMENT,
+    &CRD,
+    &LEASE,
+    &STATE_MANAGEMENT_PROVIDER,
+    &SERVICE_SET,
+    &SERVICE_TEMPLATE,
+    &CLUSTER_DEPLOYMENT,
+    &MULTI_CLUSTER_SERVICE,
+    &HELM_RELEASE,
+    &KUSTOMIZATION,
+    &HELM_CHART,
+    &HELM_REPOSITORY,
+    &GIT_REPOSITORY,
+    &OCI_REPOSITORY,
+    &BUCKET,
+    &EXTERNAL_ARTIFACT,
+    &PROFILE,
+    &CLUSTER_PROFILE,
+    &CLUSTER_SUMMARY,
+    &CLUSTER_CONFIGURATION,
+    &SVELTOS_CLUSTER,
+    &CAPI_CLUSTER,
+];
+
+/// The Flux objects the adapter writes, one per service.
+pub const FLUX_OBJECTS: &[&Kind] = &[&HELM_RELEASE, &KUSTOMIZATION];
+
+/// The Flux source kinds a HelmRelease or Kustomization may consume.
+pub const FLUX_SOURCES: &[&Kind] = &[
+    &HELM_CHART,
+    &HELM_REPOSITORY,
+    &GIT_REPOSITORY,
+    &OCI_REPOSITORY,
+    &BUCKET,
+    &EXTERNAL_ARTIFACT,
+];
+
+/// The kcm group (every k0rdent kind).
+pub const KCM_GROUP: &str = SERVICE_SET.group;
+/// The kcm apiVersion.
+pub const KCM_API_VERSION: &str = SERVICE_SET.api_version;
+
+/// A kind of the table by its name (kind names are unique in the table).
+pub fn by_name(kind: &str) -> Option<&'static Kind> {
+    ALL.iter().copied().find(|k| k.kind == kind)
+}
+
+/// A Flux source kind by name.
+pub fn flux_source(kind: &str) -> Option<&'static Kind> {
+    FLUX_SOURCES.iter().copied().find(|k| k.kind == kind)
+}
+
+/// A Flux object kind (HelmRelease, Kustomization) by name.
+pub fn flux_object(kind: &str) -> Option<&'static Kind> {
+    FLUX_OBJECTS.iter().copied().find(|k| k.kind == kind)
+}
+
+/// The group of an apiVersion (`apps/v1` → `apps`, `v1` → the core group ``).
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// The (group, version) of an apiVersion.
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.rsplit_once('/').unwrap_or(("", api_version))
+}
+
+impl Kind {
+    /// Whether `api_version`/`kind` name this kind.
+    pub fn is(&self, api_version: &str, kind: &str) -> bool {
+        self.kind == kind && self.api_version == api_version
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_consistent() {
+        for (i, k) in ALL.iter().enumerate() {
+            let want = if k.group.is_empty() {
+                k.version.to_string()
+            } else {
+                format!("{}/{}", k.group, k.version)
+            };
+            assert_eq!(k.api_version, want);
+            assert_eq!(k.plural, k.plural.to_ascii_lowercase());
+            assert!(
+                ALL[..i].iter().all(|o| o.kind != k.kind),
+                "{} twice",
+                k.kind
+            );
+            assert_eq!(by_name(k.kind), Some(*k));
+        }
+        assert_eq!(group_of("apps/v1"), "apps");
+        assert_eq!(group_of("v1"), "");
+        assert_eq!(flux_source("HelmChart"), Some(&HELM_CHART));
+        assert_eq!(flux_source("HelmRelease"), None);
+        assert_eq!(flux_object("Kustomization"), Some(&KUSTOMIZATION));
+    }
+
+    #[test]
+    fn scopes_match_the_crds() {
+        assert!(!STATE_MANAGEMENT_PROVIDER.namespaced);
+        assert!(!MULTI_CLUSTER_SERVICE.namespaced);
+        assert!(!CLUSTER_PROFILE.namespaced);
+        assert!(PROFILE.namespaced && CLUSTER_SUMMARY.namespaced && SVELTOS_CLUSTER.namespaced);
+    }
+}
