@@ -53,6 +53,11 @@ impl<'a> FluxObject<'a> {
         self.0.pointer("/spec/sourceRef").map(|r| self.reference(r))
     }
 
+    /// A HelmRelease's `spec.chartRef` (a HelmChart or an OCIRepository).
+    pub fn chart_ref(self) -> Option<SourceRef> {
+        self.0.pointer("/spec/chartRef").map(|r| self.reference(r))
+    }
+
     /// A `chart.spec` HelmRelease's repository (`spec.chart.spec.sourceRef`).
     pub fn chart_repository(self) -> Option<SourceRef> {
         self.0

@@ -299,12 +299,4 @@ mod tests {
         assert_eq!(flux_source("HelmRelease"), None);
         assert_eq!(flux_object("Kustomization"), Some(&KUSTOMIZATION));
     }
-
-    #[test]
-    fn scopes_match_the_crds() {
-        assert!(!STATE_MANAGEMENT_PROVIDER.namespaced);
-        assert!(!MULTI_CLUSTER_SERVICE.namespaced);
-        assert!(!CLUSTER_PROFILE.namespaced);
-        assert!(PROFILE.namespaced && CLUSTER_SUMMARY.namespaced && SVELTOS_CLUSTER.namespaced);
-    }
 }

@@ -117,6 +117,11 @@ impl<'a> Object<'a> {
         str_at(self.0, "/metadata/uid")
     }
 
+    /// `metadata.uid` when it is set (possibly empty).
+    pub fn uid_if_set(self) -> Option<&'a str> {
+        self.0.pointer("/metadata/uid").and_then(Value::as_str)
+    }
+
     pub fn resource_version(self) -> &'a str {
         str_at(self.0, "/metadata/resourceVersion")
     }

@@ -13,7 +13,6 @@ use super::{
 };
 use crate::cluster::{Cluster, ClusterArgs};
 use crate::core::doctor::{self, Options};
-use crate::core::render::provider::parse_duration;
 use crate::output::{doctor as render, yaml};
 
 #[derive(Debug, Args)]
@@ -49,7 +48,7 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "NAME")]
     pub serviceset: Option<String>,
     /// A service Pending or Provisioning longer than this is stuck (Go duration)
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::api::duration::flag)]
     pub stuck_after: Duration,
     /// The time to judge ages against (RFC 3339), for reproducible runs on old dumps
     #[arg(long, value_name = "TIME")]
@@ -59,10 +58,6 @@ pub struct DoctorArgs {
     pub save: Option<PathBuf>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-}
-
-fn duration(s: &str) -> Result<Duration, String> {
-    parse_duration(s).ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 10m, 1h30m)"))
 }
 
 /// The objects with the content of Secrets removed: a support bundle must never carry them.

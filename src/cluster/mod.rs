@@ -28,17 +28,8 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
     /// How long to wait for one request (e.g. 30s; 0 waits forever)
-    #[arg(long, value_name = "DURATION", global = true, value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", global = true, value_parser = crate::api::duration::flag_or_zero)]
     pub request_timeout: Option<Duration>,
-}
-
-/// A duration flag: a Go duration (`30s`, `5m`), or `0`.
-pub fn duration_arg(s: &str) -> Result<Duration, String> {
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    crate::core::render::provider::parse_duration(s)
-        .ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 1m)"))
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -15,7 +15,7 @@ use kube::runtime::watcher;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::core::render::LABEL_MANAGED;
+use crate::api::naming::LABEL_MANAGED;
 
 struct Entry {
     /// uids of the ownerReferences.

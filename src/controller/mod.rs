@@ -33,9 +33,9 @@ use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tracing::{debug, error, info, warn};
 
+use crate::api::naming;
 use crate::cluster::{self, ClusterArgs, with_type};
 use crate::core::adapter::{self, FIELD_MANAGER, FINALIZER, Provider, SourceLookup};
-use crate::core::render::{self, LABEL_SERVICESET};
 
 pub use metrics::Metrics;
 
@@ -481,7 +481,7 @@ async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Recon
 
     if plan.remove_finalizer && errors.is_empty() {
         // The caches say every object is gone; the API server must agree.
-        let selector = format!("{LABEL_SERVICESET}={}", render::label_value(&name));
+        let selector = naming::flux_objects_selector(&name);
         let mut remaining = 0;
         for far in [&kinds.helm_release, &kinds.kustomization] {
             let list = ctx

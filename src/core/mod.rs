@@ -5,11 +5,11 @@
 pub mod adapter;
 pub mod cel;
 pub mod crds;
+pub mod derive;
 pub mod doctor;
 pub mod lint;
 pub mod objects;
 pub mod readiness;
 pub mod render;
 pub mod schema;
-pub mod selector;
 pub mod state;

@@ -9,6 +9,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::api::kcm::StateManagementProvider;
+use crate::api::kinds;
+use crate::api::meta::{Object, items_at, str_at};
 use crate::core::cel::{self, Clause, CompileError, Limits};
 use crate::core::objects::ObjectId;
 
@@ -175,37 +178,7 @@ fn cel_go_issues(rule: &str, errors: &[CompileError]) -> String {
         .join("\n")
 }
 
-/// A reference of an SMP (`spec.adapter`, `spec.provisioner[]`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Reference {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-    pub namespace: String,
-    pub readiness_rule: String,
-}
-
-impl Reference {
-    fn from_json(v: &Value) -> Reference {
-        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        Reference {
-            api_version: s("apiVersion"),
-            kind: s("kind"),
-            name: s("name"),
-            namespace: s("namespace"),
-            readiness_rule: s("readinessRule"),
-        }
-    }
-
-    /// Go's `%s` of the struct, as kcm's error messages print it.
-    fn go_format(&self) -> String {
-        format!(
-            "{{{} {} {} {} {}}}",
-            self.api_version, self.kind, self.name, self.namespace, self.readiness_rule
-        )
-    }
-}
+pub use crate::api::kcm::Reference;
 
 /// Where a referenced object comes from: saved files or a live snapshot.
 pub trait ObjectLookup {
@@ -249,24 +222,16 @@ impl ObjectLookup for ObjectSet {
     }
 
     fn crd(&self, name: &str) -> Option<&Value> {
-        self.get(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            "",
-            name,
-        )
+        self.get(kinds::CRD.api_version, kinds::CRD.kind, "", name)
     }
 
     fn resource_of(&self, group: &str, kind: &str) -> Option<String> {
         self.objects.iter().find_map(|o| {
-            let id = ObjectId::of(o);
-            if id.kind != "CustomResourceDefinition" {
-                return None;
-            }
-            let spec = o.get("spec")?;
-            (spec.get("group")?.as_str()? == group
-                && spec.pointer("/names/kind")?.as_str()? == kind)
-                .then(|| spec.pointer("/names/plural")?.as_str().map(str::to_string))?
+            (Object(o).kind() == kinds::CRD.kind
+                && str_at(o, "/spec/group") == group
+                && str_at(o, "/spec/names/kind") == kind)
+                .then(|| str_at(o, "/spec/names/plural").to_string())
+                .filter(|p| !p.is_empty())
         })
     }
 }
@@ -360,15 +325,12 @@ pub fn check_smp(
     explain: Explain,
 ) -> SmpCheck {
     let id = ObjectId::of(smp);
-    let spec = smp.get("spec").cloned().unwrap_or(Value::Null);
-    let skipped = if smp
-        .pointer("/metadata/deletionTimestamp")
-        .is_some_and(|v| !v.is_null())
-    {
+    let view = StateManagementProvider(smp);
+    let skipped = if view.meta().is_deleting() {
         Some(Skipped::Deleting)
-    } else if spec.get("selector").is_none_or(Value::is_null) {
+    } else if view.selector().is_null() {
         Some(Skipped::SelectorNotDefined)
-    } else if spec.get("suspend").and_then(Value::as_bool) == Some(true) {
+    } else if view.suspended() {
         Some(Skipped::Suspended)
     } else {
         None
@@ -382,12 +344,8 @@ pub fn check_smp(
             evaluations: Vec::new(),
         };
     }
-    let adapter = Reference::from_json(spec.get("adapter").unwrap_or(&Value::Null));
-    let provisioners: Vec<Reference> = spec
-        .get("provisioner")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(Reference::from_json).collect())
-        .unwrap_or_default();
+    let adapter = view.adapter();
+    let provisioners = view.provisioners();
 
     let mut evaluations = Vec::new();
     let adapter_cond = {
@@ -429,7 +387,7 @@ pub fn check_smp(
     }
     let prov_cond = prov_cond
         .unwrap_or_else(|| ok_or_not(COND_PROVISIONER, "Provisioner", "provisioner", all_ready));
-    let crds_cond = check_provisioner_crds(&spec, lookup);
+    let crds_cond = check_provisioner_crds(view, lookup);
 
     let rbac_cond = match rbac {
         Rbac::NotEvaluated => Condition {
@@ -458,11 +416,7 @@ pub fn check_smp(
 /// Where the conditions kcm last wrote into the SMP's status differ from what the evaluation
 /// gives now: `(type, recorded "Status Reason", now "Status Reason")`.
 pub fn disagreements(smp: &Value, check: &SmpCheck) -> Vec<(String, String, String)> {
-    let recorded: Vec<&Value> = smp
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
+    let recorded: Vec<_> = Object(smp).conditions().collect();
     let mut out = Vec::new();
     for c in &check.conditions {
         if c.reason == "NotEvaluatedOffline" {
@@ -471,13 +425,10 @@ pub fn disagreements(smp: &Value, check: &SmpCheck) -> Vec<(String, String, Stri
         let now = format!("{:?} {}", c.status, c.reason);
         let then = recorded
             .iter()
-            .find(|r| r.get("type").and_then(Value::as_str) == Some(c.type_))
+            .find(|r| r.type_() == c.type_)
             .map(|r| {
-                format!(
-                    "{} {}",
-                    r.get("status").and_then(Value::as_str).unwrap_or("?"),
-                    r.get("reason").and_then(Value::as_str).unwrap_or("")
-                )
+                let status = r.0.get("status").and_then(Value::as_str).unwrap_or("?");
+                format!("{status} {}", r.reason())
             })
             .unwrap_or_else(|| "(not written)".into());
         if then != now {
@@ -563,45 +514,28 @@ fn ensure(
     (true, Some(outcome), cond)
 }
 
-fn check_provisioner_crds(spec: &Value, lookup: &dyn ObjectLookup) -> Condition {
+fn check_provisioner_crds(smp: StateManagementProvider, lookup: &dyn ObjectLookup) -> Condition {
     let fail = |message: String| Condition {
         type_: COND_PROVISIONER_CRDS,
         status: Status::False,
         reason: "ProvisionerCRDsNotReady".into(),
         message: format!("Failed to validate provisioner CRDs: {message}"),
     };
-    for gvr in spec
-        .get("provisionerCRDs")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let s = |k: &str| gvr.get(k).and_then(Value::as_str).unwrap_or("");
-        let (group, version) = (s("group"), s("version"));
-        let resources: Vec<&str> = gvr
-            .get("resources")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if group.is_empty() || version.is_empty() || resources.is_empty() {
+    for gvr in smp.provisioner_crds() {
+        if gvr.group.is_empty() || gvr.version.is_empty() || gvr.resources.is_empty() {
             return fail("invalid GVR".into());
         }
-        for resource in resources {
-            let name = format!("{resource}.{group}");
+        for name in gvr.crd_names() {
             let Some(crd) = lookup.crd(&name) else {
                 return fail(format!(
                     "failed to get CRD {name}: customresourcedefinitions.apiextensions.k8s.io {name:?} not found"
                 ));
             };
-            let has_version = crd
-                .pointer("/spec/versions")
-                .and_then(Value::as_array)
-                .is_some_and(|vs| {
-                    vs.iter()
-                        .any(|v| v.get("name").and_then(Value::as_str) == Some(version))
-                });
+            let has_version = items_at(crd, "/spec/versions")
+                .iter()
+                .any(|v| v.get("name").and_then(Value::as_str) == Some(gvr.version));
             if !has_version {
-                return fail(format!("version {version} not found in CRD {name}"));
+                return fail(format!("version {} not found in CRD {name}", gvr.version));
             }
         }
     }
@@ -611,6 +545,21 @@ fn check_provisioner_crds(spec: &Value, lookup: &dyn ObjectLookup) -> Condition 
         reason: "ProvisionerCRDsEnsuredSuccessfully".into(),
         message: "Successfully ensured provisioner CRDs".into(),
     }
+}
+
+/// A condition as kcm recorded it in the SMP's status (its type as `type_`).
+pub fn recorded_condition(smp: &Value, type_: &'static str) -> Option<Condition> {
+    let c = Object(smp).condition(type_)?;
+    Some(Condition {
+        type_,
+        status: match c.status() {
+            "True" => Status::True,
+            "False" => Status::False,
+            _ => Status::Unknown,
+        },
+        reason: c.reason().into(),
+        message: c.message().into(),
+    })
 }
 
 #[cfg(test)]

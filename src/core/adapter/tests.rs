@@ -1,4 +1,5 @@
 use super::*;
+use crate::api::meta::str_at as s;
 use crate::core::objects;
 use chrono::TimeZone;
 

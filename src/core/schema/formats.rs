@@ -4,6 +4,8 @@
 //! are ignored, as the API server strips them; a few supported but exotic ones
 //! (isbn, creditcard, ssn, rgbcolor, bsonobjectid) are accepted without checks.
 
+use crate::api::names::{is_dns1123_label, is_dns1123_subdomain};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Format {
     DateTime,
@@ -387,36 +389,6 @@ fn is_hex_color(s: &str) -> bool {
     matches!(h.len(), 3 | 6) && h.bytes().all(|c| c.is_ascii_hexdigit())
 }
 
-/// RFC 1123 label, lower case: `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63.
-pub(super) fn is_dns1123_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
-/// RFC 1123 subdomain, lower case, at most 253.
-pub(super) fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|l| {
-            let b = l.as_bytes();
-            !b.is_empty()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-                && b[0] != b'-'
-                && b[b.len() - 1] != b'-'
-        })
-}
-
-/// RFC 1035 label: `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63.
-pub(super) fn is_dns1035_label(s: &str) -> bool {
-    is_dns1123_label(s) && s.as_bytes()[0].is_ascii_lowercase()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,11 +429,6 @@ mod tests {
         assert!(is_mac("00:1a:2b:3c:4d:5e"));
         assert!(is_base64("aGVsbG8="));
         assert!(!is_base64("aGVsbG8"));
-        assert!(is_dns1123_label("my-name"));
-        assert!(!is_dns1123_label("My-name"));
-        assert!(is_dns1123_subdomain("a.b-c.d"));
-        assert!(is_dns1035_label("servicetemplate"));
-        assert!(!is_dns1035_label("1abc"));
         assert!(Format::from_name("int32").is_none());
         assert_eq!(Format::from_name("date-time"), Some(Format::DateTime));
     }

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::api::names::is_dns1123_label;
 use crate::core::crds;
 use crate::core::lint::{Context, RuleInfo, key};
 use crate::core::schema::PathSeg;
@@ -77,15 +78,6 @@ fn plural_for(group: &str, name: &str) -> Option<String> {
         .map(|(_, _, p)| p.to_string())
 }
 
-fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     let Some(Value::Array(items)) = ctx.json().pointer("/spec/provisionerCRDs") else {
         return;
@@ -105,7 +97,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 PathSeg::Index(j),
             ];
             let plural = plural_for(group, name);
-            let message = if !is_dns_label(name) {
+            let message = if !is_dns1123_label(name) {
                 Some(format!(
                     "resource {name:?} is not a lowercase resource name: kcm looks for the CRD {name}.{group}, which cannot exist"
                 ))
