@@ -58,6 +58,11 @@ impl Summary {
 }
 
 /// Adapter that lets miette read our sources without copying them.
+///
+/// miette finds the lines of a span by scanning its text from the start; on the whole file
+/// that is linear in the offset, so a file with thousands of findings rendered in quadratic
+/// time. Each read hands miette only the lines around the span, found through the source's
+/// line index.
 struct Src(Arc<Source>);
 
 impl SourceCode for Src {
@@ -67,19 +72,42 @@ impl SourceCode for Src {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let inner = self
-            .0
-            .text()
-            .read_span(span, context_lines_before, context_lines_after)?;
+        let (offset, window) = line_window(
+            &self.0,
+            span.offset()..span.offset() + span.len(),
+            context_lines_before,
+            context_lines_after,
+        );
+        let text = &self.0.text()[window.clone()];
+        let local = SourceSpan::new((span.offset() - offset).into(), span.len());
+        let inner = text.read_span(&local, context_lines_before, context_lines_after)?;
+        // miette's line and line count are counted from the start of the text it scanned:
+        // shift them by the lines before the window, as if it had scanned the whole file.
+        let lines_before = self.0.line_col(offset).line - 1;
         Ok(Box::new(MietteSpanContents::new_named(
             self.0.name().to_string(),
             inner.data(),
-            *inner.span(),
-            inner.line(),
+            SourceSpan::new((offset + inner.span().offset()).into(), inner.span().len()),
+            lines_before + inner.line(),
             inner.column(),
-            inner.line_count(),
+            lines_before + inner.line_count(),
         )))
     }
+}
+
+/// The byte range of the whole lines around `span` (one more line of context each way than
+/// asked, so that miette's own choice of context stays inside it), and its start.
+fn line_window(
+    source: &Source,
+    span: std::ops::Range<usize>,
+    before: usize,
+    after: usize,
+) -> (usize, std::ops::Range<usize>) {
+    let first = source.line_col(span.start).line;
+    let last = source.line_col(span.end).line;
+    let start = source.offset_of(first.saturating_sub(before + 1).max(1), 0);
+    let end = source.offset_of(last + after + 2, 0);
+    (start, start..end.max(start))
 }
 
 /// A diagnostic as miette sees it.
