@@ -13,7 +13,7 @@ use super::{
 };
 use crate::cluster::{Cluster, ClusterArgs};
 use crate::core::doctor::{self, Options};
-use crate::output::{doctor as render, yaml};
+use crate::output::{diagnostics, doctor as render, yaml};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -56,6 +56,9 @@ pub struct DoctorArgs {
     /// Write the objects used as a support bundle (YAML; Secret data removed)
     #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
+    /// Print the documentation of a finding code (e.g. KSM609) and exit
+    #[arg(long, value_name = "CODE")]
+    pub explain: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -114,10 +117,19 @@ fn live_snapshot(
 }
 
 pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
+    if let Some(code) = &args.explain {
+        return super::explain(code, io);
+    }
     let format = output_format(
         global,
         "doctor",
-        &[OutputFormat::Human, OutputFormat::Json, OutputFormat::Yaml],
+        &[
+            OutputFormat::Human,
+            OutputFormat::Json,
+            OutputFormat::Yaml,
+            OutputFormat::Sarif,
+            OutputFormat::Github,
+        ],
     )?;
     let (objects, secrets_collected, namespace) = if args.from.is_empty() {
         live_snapshot(args, io)?
@@ -128,7 +140,7 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .collect();
         let secrets = objects
             .iter()
-            .any(|o| o.get("kind").and_then(Value::as_str) == Some("Secret"));
+            .any(|o| crate::api::Object(o).kind() == crate::api::kinds::SECRET.kind);
         (objects, secrets, args.namespace.clone())
     };
     let objects = without_secret_data(objects);
@@ -158,6 +170,11 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     match format {
         OutputFormat::Json => render::json(io.stdout, &report)?,
         OutputFormat::Yaml => render::yaml(io.stdout, &report)?,
+        OutputFormat::Sarif => {
+            let rules: Vec<_> = doctor::codes::ALL.iter().collect();
+            diagnostics::sarif_with_rules(io.stdout, &report.findings, &rules)?;
+        }
+        OutputFormat::Github => diagnostics::github(io.stdout, &report.findings)?,
         _ => render::human(io.stdout, &report, io.color)?,
     }
     Ok(if report.healthy() {

@@ -261,5 +261,17 @@ pub fn output_format(
     }
 }
 
+/// `--explain CODE`: the documentation of any KSM code (lint, render, doctor), from the one
+/// registry.
+pub fn explain(code: &str, io: &mut Io) -> CliResult {
+    let Some(info) = crate::core::codes::find(code) else {
+        return Err(CliError::Fatal(format!(
+            "no check named {code:?}; `kubectl ksm lint --list-rules` lists them"
+        )));
+    };
+    writeln!(io.stdout, "{}", crate::core::codes::explain(info))?;
+    Ok(EXIT_OK)
+}
+
 /// Paths given on the command line, as owned `PathBuf`s.
 pub type Paths = Vec<PathBuf>;

@@ -52,9 +52,15 @@ pub struct RenderArgs {
     /// kcm's system namespace (self-management ServiceSets of a MultiClusterService live there)
     #[arg(long, value_name = "NAMESPACE", default_value = "kcm-system")]
     pub system_namespace: String,
+    /// Print the documentation of a finding code (e.g. KSM505) and exit
+    #[arg(long, value_name = "CODE")]
+    pub explain: Option<String>,
 }
 
 pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
+    if let Some(code) = &args.explain {
+        return super::explain(code, io);
+    }
     let format = output_format(global, "render", &[OutputFormat::Yaml, OutputFormat::Json])?;
     let (main, mut all) = if args.live {
         live_inputs(args)?

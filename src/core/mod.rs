@@ -4,6 +4,7 @@
 
 pub mod adapter;
 pub mod cel;
+pub mod codes;
 pub mod crds;
 pub mod derive;
 pub mod doctor;

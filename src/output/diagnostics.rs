@@ -10,7 +10,7 @@ use miette::{
 };
 use serde_json::{Value, json};
 
-use crate::core::lint::{self, RuleInfo};
+use crate::core::codes::{self, CodeInfo};
 use crate::diag::{Diagnostic, Severity, Source};
 
 /// Totals of a lint run.
@@ -132,7 +132,7 @@ impl std::error::Error for Report<'_> {}
 
 impl miette::Diagnostic for Report<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        let name = lint::find_rule(self.d.code).map_or("", |r| r.name);
+        let name = codes::find(self.d.code).map_or("", |r| r.name);
         if name.is_empty() {
             Some(Box::new(self.d.code))
         } else {
@@ -235,7 +235,7 @@ fn diagnostic_json(d: &Diagnostic) -> Value {
         .collect();
     json!({
         "code": d.code,
-        "name": lint::find_rule(d.code).map(|r| r.name),
+        "name": codes::find(d.code).map(|r| r.name),
         "severity": d.severity,
         "message": d.message,
         "file": d.file(),
@@ -265,7 +265,7 @@ fn sarif_level(s: Severity) -> &'static str {
     }
 }
 
-fn sarif_rule(r: &RuleInfo) -> Value {
+fn sarif_rule(r: &CodeInfo) -> Value {
     json!({
         "id": r.code,
         "name": r.name,
@@ -276,9 +276,19 @@ fn sarif_rule(r: &RuleInfo) -> Value {
     })
 }
 
-/// SARIF 2.1.0, for code scanning (GitHub, GitLab, Azure DevOps).
+/// SARIF 2.1.0 of lint's diagnostics, for code scanning (GitHub, GitLab, Azure DevOps).
 pub fn sarif(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
-    let rules = lint::all_rules();
+    sarif_with_rules(out, diags, crate::core::lint::all_rules())
+}
+
+/// SARIF 2.1.0 with `rules` as the codes of the run's tool component (lint's checks,
+/// doctor's findings). A diagnostic about an object rather than a place in a file is located
+/// by the object's name (a logical location).
+pub fn sarif_with_rules(
+    out: &mut dyn Write,
+    diags: &[Diagnostic],
+    rules: &[&CodeInfo],
+) -> io::Result<()> {
     let results: Vec<Value> = diags
         .iter()
         .map(|d| {
@@ -306,11 +316,18 @@ pub fn sarif(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
                 Some(h) => format!("{}\nhelp: {h}", d.message),
                 None => d.message.clone(),
             };
+            let location = match (&d.subject, d.file()) {
+                (Some(subject), None) => json!({"logicalLocations": [{
+                    "fullyQualifiedName": subject.object.to_string(),
+                    "kind": "resource",
+                }]}),
+                _ => json!({"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}),
+            };
             let mut result = json!({
                 "ruleId": d.code,
                 "level": sarif_level(d.severity),
                 "message": {"text": text},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+                "locations": [location],
             });
             if let Some(idx) = rules.iter().position(|r| r.code == d.code) {
                 result["ruleIndex"] = json!(idx);
@@ -356,12 +373,15 @@ pub fn github(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
             props.push(format!("endLine={}", e.line));
             props.push(format!("endColumn={}", e.column));
         }
-        let name = lint::find_rule(d.code).map_or("", |r| r.name);
+        let name = codes::find(d.code).map_or("", |r| r.name);
         props.push(format!(
             "title={}",
             escape_property(format!("{} {name}", d.code).trim())
         ));
         let mut message = d.message.clone();
+        if let (None, Some(subject)) = (d.file(), &d.subject) {
+            message = format!("{}: {message}", subject.object);
+        }
         if let Some(h) = &d.help {
             message.push_str("\nhelp: ");
             message.push_str(h);

@@ -7,6 +7,7 @@
 //! skipped; the others are rendered. Nothing here reads Secrets: `valuesFrom` is passed on
 //! as a reference.
 
+pub mod codes;
 mod helm;
 mod kustomize;
 pub mod provider;
@@ -21,25 +22,6 @@ use crate::diag::{Diagnostic, Severity};
 
 pub use crate::api::kcm::ServiceType;
 pub use provider::ProviderConfig;
-
-/// Codes of render findings.
-pub mod codes {
-    /// The ServiceSet itself cannot be rendered (not a ServiceSet, no name...).
-    pub const INVALID_SERVICESET: &str = "KSM500";
-    pub const TEMPLATE_MISSING: &str = "KSM501";
-    pub const TEMPLATE_INVALID: &str = "KSM502";
-    pub const VALUES_INVALID: &str = "KSM503";
-    pub const NAME_INVALID: &str = "KSM504";
-    pub const PROVIDER_CONFIG: &str = "KSM505";
-    pub const SOURCE_UNSUPPORTED: &str = "KSM506";
-    pub const NAME_COLLISION: &str = "KSM507";
-    pub const UNINSTALL: &str = "KSM508";
-    pub const NO_EQUIVALENT: &str = "KSM509";
-    pub const VALUES_TEMPLATED: &str = "KSM510";
-    pub const HELM_OPTION_INVALID: &str = "KSM511";
-    /// A rendered object fails its Flux CRD: a bug of the translation, never expected.
-    pub const OUTPUT_INVALID: &str = "KSM599";
-}
 
 /// What a ServiceSet is rendered from.
 #[derive(Debug, Clone, Copy)]
