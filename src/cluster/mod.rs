@@ -220,6 +220,17 @@ impl Cluster {
     }
 }
 
+/// The client's resource type of a kind of the api table.
+pub fn api_resource(kind: &crate::api::Kind) -> ApiResource {
+    ApiResource {
+        group: kind.group.into(),
+        version: kind.version.into(),
+        api_version: kind.api_version.into(),
+        kind: kind.kind.into(),
+        plural: kind.plural.into(),
+    }
+}
+
 /// An object as JSON, with the apiVersion and kind of its resource (lists leave them out).
 pub fn with_type(o: &DynamicObject, ar: &ApiResource) -> Value {
     let mut v = serde_json::to_value(o).unwrap_or(Value::Null);

@@ -92,7 +92,7 @@ impl TextCache {
         })
     }
 
-    fn apply(&self, ev: &watcher::Event<DynamicObject>) {
+    pub(super) fn apply(&self, ev: &watcher::Event<DynamicObject>) {
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         match ev {
             watcher::Event::Apply(o) => {

@@ -44,13 +44,7 @@ fn spec_str<'a>(lease: &'a Value, key: &str) -> &'a str {
 
 impl Elector {
     pub fn new(client: Client, namespace: &str, name: &str, metrics: Arc<Metrics>) -> Elector {
-        let ar = ApiResource {
-            group: "coordination.k8s.io".into(),
-            version: "v1".into(),
-            api_version: "coordination.k8s.io/v1".into(),
-            kind: "Lease".into(),
-            plural: "leases".into(),
-        };
+        let ar = crate::cluster::api_resource(&crate::api::kinds::LEASE);
         let host = std::env::var("POD_NAME")
             .ok()
             .filter(|s| !s.is_empty())
@@ -82,7 +76,7 @@ impl Elector {
         let duration = LEASE_DURATION.as_secs() as i64;
         let Some(current) = self.api.get_opt(&self.name).await? else {
             let lease = json!({
-                "apiVersion": self.ar.api_version, "kind": "Lease",
+                "apiVersion": self.ar.api_version, "kind": self.ar.kind,
                 "metadata": {"name": self.name},
                 "spec": {"holderIdentity": self.identity, "leaseDurationSeconds": duration,
                     "acquireTime": now, "renewTime": now, "leaseTransitions": 0}});

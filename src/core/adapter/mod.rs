@@ -135,6 +135,8 @@ pub struct Delete {
 /// What to do.
 #[derive(Debug, Default)]
 pub struct Plan {
+    /// The ServiceSet is being deleted.
+    pub deleting: bool,
     pub add_finalizer: bool,
     /// Remove the finalizer: the ServiceSet is being deleted and none of its objects remain
     /// in the caller's cache (the caller confirms with a fresh list first).
@@ -171,6 +173,59 @@ fn key(obj: &Value) -> (&str, &str) {
     (Object(obj).kind(), Object(obj).name())
 }
 
+/// When to reconcile the ServiceSet again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Only when something it depends on changes.
+    AwaitChange,
+    /// After this long, whatever happens.
+    After(Duration),
+}
+
+/// How long to wait before confirming again that a deleted ServiceSet's objects are gone.
+pub const DELETION_RECHECK: Duration = Duration::from_secs(2);
+
+/// What to do with the finalizer once the plan's writes are done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinalizerRelease {
+    /// The plan does not remove it.
+    Keep,
+    /// Remove it now: nothing of the ServiceSet remains.
+    Remove,
+    /// The API server still lists objects of the ServiceSet (a cache was behind): look again.
+    Recheck(Duration),
+}
+
+impl Plan {
+    /// When to reconcile again once every write of the plan has succeeded: at the earliest
+    /// time-based state transition, at least every `resync` (zero: never), and soon while a
+    /// deletion waits for the objects to go.
+    pub fn next(&self, resync: Duration) -> Next {
+        let mut next = self.requeue_after;
+        if !resync.is_zero() {
+            next = Some(next.map_or(resync, |n| n.min(resync)));
+        }
+        if self.deleting && !self.delete.is_empty() {
+            // The objects' deletion events bring the ServiceSet back; look again regardless.
+            next = Some(DELETION_RECHECK);
+        }
+        next.map_or(Next::AwaitChange, Next::After)
+    }
+
+    /// Whether the finalizer may be removed, given how many objects the ServiceSet controls
+    /// that a fresh list from the API server still shows (the caches the plan was made from
+    /// may lag behind). Never while a write of this reconcile failed.
+    pub fn release_finalizer(&self, writes_failed: bool, remaining: usize) -> FinalizerRelease {
+        if !self.remove_finalizer || writes_failed {
+            FinalizerRelease::Keep
+        } else if remaining > 0 {
+            FinalizerRelease::Recheck(DELETION_RECHECK)
+        } else {
+            FinalizerRelease::Remove
+        }
+    }
+}
+
 /// Decides one reconcile.
 pub fn plan(inputs: &Inputs) -> Plan {
     let set = inputs.service_set;
@@ -195,6 +250,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
     };
 
     if is_deleting(set) {
+        plan.deleting = true;
         if !has_finalizer(set) {
             // Not ours to hold: nothing to do.
             plan.status = inputs.previous_status.cloned().unwrap_or(json!({}));
