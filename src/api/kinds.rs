@@ -195,7 +195,157 @@ pub const CAPI_CLUSTER: Kind = kind!(
     NAMESPACED
 );
 
-/// Every kind of the table.
+// Kinds the tool does not read or write itself but knows, because an SMP's adapter and
+// provisioners may name them: lint checks their scope and resource names offline.
+pub const POD: Kind = kind!("", "v1", "Pod", "pods", NAMESPACED);
+pub const SERVICE: Kind = kind!("", "v1", "Service", "services", NAMESPACED);
+pub const CONFIG_MAP: Kind = kind!("", "v1", "ConfigMap", "configmaps", NAMESPACED);
+pub const SERVICE_ACCOUNT: Kind = kind!("", "v1", "ServiceAccount", "serviceaccounts", NAMESPACED);
+pub const ENDPOINTS: Kind = kind!("", "v1", "Endpoints", "endpoints", NAMESPACED);
+pub const NAMESPACE: Kind = kind!("", "v1", "Namespace", "namespaces", CLUSTER_SCOPED);
+pub const NODE: Kind = kind!("", "v1", "Node", "nodes", CLUSTER_SCOPED);
+pub const PERSISTENT_VOLUME: Kind = kind!(
+    "",
+    "v1",
+    "PersistentVolume",
+    "persistentvolumes",
+    CLUSTER_SCOPED
+);
+pub const STATEFUL_SET: Kind = kind!("apps", "v1", "StatefulSet", "statefulsets", NAMESPACED);
+pub const DAEMON_SET: Kind = kind!("apps", "v1", "DaemonSet", "daemonsets", NAMESPACED);
+pub const REPLICA_SET: Kind = kind!("apps", "v1", "ReplicaSet", "replicasets", NAMESPACED);
+pub const JOB: Kind = kind!("batch", "v1", "Job", "jobs", NAMESPACED);
+pub const CRON_JOB: Kind = kind!("batch", "v1", "CronJob", "cronjobs", NAMESPACED);
+pub const CLUSTER_ROLE: Kind = kind!(
+    "rbac.authorization.k8s.io",
+    "v1",
+    "ClusterRole",
+    "clusterroles",
+    CLUSTER_SCOPED
+);
+pub const CLUSTER_ROLE_BINDING: Kind = kind!(
+    "rbac.authorization.k8s.io",
+    "v1",
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+    CLUSTER_SCOPED
+);
+pub const VALIDATING_WEBHOOK_CONFIGURATION: Kind = kind!(
+    "admissionregistration.k8s.io",
+    "v1",
+    "ValidatingWebhookConfiguration",
+    "validatingwebhookconfigurations",
+    CLUSTER_SCOPED
+);
+pub const MUTATING_WEBHOOK_CONFIGURATION: Kind = kind!(
+    "admissionregistration.k8s.io",
+    "v1",
+    "MutatingWebhookConfiguration",
+    "mutatingwebhookconfigurations",
+    CLUSTER_SCOPED
+);
+pub const MANAGEMENT: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "Management",
+    "managements",
+    CLUSTER_SCOPED
+);
+pub const RELEASE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "Release",
+    "releases",
+    CLUSTER_SCOPED
+);
+pub const CLUSTER_REPORT: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "ClusterReport",
+    "clusterreports",
+    NAMESPACED
+);
+pub const ARGO_APPLICATION: Kind = kind!(
+    "argoproj.io",
+    "v1alpha1",
+    "Application",
+    "applications",
+    NAMESPACED
+);
+pub const ARGO_APPLICATION_SET: Kind = kind!(
+    "argoproj.io",
+    "v1alpha1",
+    "ApplicationSet",
+    "applicationsets",
+    NAMESPACED
+);
+pub const ARGO_APP_PROJECT: Kind = kind!(
+    "argoproj.io",
+    "v1alpha1",
+    "AppProject",
+    "appprojects",
+    NAMESPACED
+);
+
+/// Kinds whose scope lint knows when an SMP references them (a reference to a namespaced
+/// kind needs a namespace, one to a cluster-scoped kind must not have one).
+pub const SCOPE_KNOWN: &[&Kind] = &[
+    &DEPLOYMENT,
+    &STATEFUL_SET,
+    &DAEMON_SET,
+    &REPLICA_SET,
+    &POD,
+    &SERVICE,
+    &CONFIG_MAP,
+    &SECRET,
+    &SERVICE_ACCOUNT,
+    &ENDPOINTS,
+    &JOB,
+    &CRON_JOB,
+    &HELM_RELEASE,
+    &KUSTOMIZATION,
+    &GIT_REPOSITORY,
+    &HELM_REPOSITORY,
+    &HELM_CHART,
+    &OCI_REPOSITORY,
+    &BUCKET,
+    &EXTERNAL_ARTIFACT,
+    &NAMESPACE,
+    &NODE,
+    &PERSISTENT_VOLUME,
+    &CRD,
+    &CLUSTER_ROLE,
+    &CLUSTER_ROLE_BINDING,
+    &VALIDATING_WEBHOOK_CONFIGURATION,
+    &MUTATING_WEBHOOK_CONFIGURATION,
+    &STATE_MANAGEMENT_PROVIDER,
+    &MANAGEMENT,
+    &RELEASE,
+];
+
+/// Custom resources of other add-on controllers an SMP may name as provisioners, whose
+/// resource names lint knows without their CRDs.
+pub const ADDON_CRDS: &[&Kind] = &[
+    &PROFILE,
+    &CLUSTER_PROFILE,
+    &CLUSTER_SUMMARY,
+    &CLUSTER_CONFIGURATION,
+    &CLUSTER_REPORT,
+    &ARGO_APPLICATION,
+    &ARGO_APPLICATION_SET,
+    &ARGO_APP_PROJECT,
+];
+
+/// Whether a kind of [`SCOPE_KNOWN`] is namespaced (matched by group and kind, any version).
+pub fn known_scope(api_version: &str, kind: &str) -> Option<bool> {
+    let group = group_of(api_version);
+    SCOPE_KNOWN
+        .iter()
+        .find(|k| k.group == group && k.kind == kind)
+        .map(|k| k.namespaced)
+}
+
+/// Every kind of the table (the kinds the tool reads or writes).
 pub const ALL: &[&Kind] = &[
     &SECRET,
     &DEPLOYMENT,

@@ -12,12 +12,22 @@ use serde_json::Value;
 
 /// The string at a JSON pointer, or "" (absent, null, or not a string).
 pub fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+    opt_str_at(v, pointer).unwrap_or("")
+}
+
+/// The string at a JSON pointer, if there is one.
+pub fn opt_str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
 }
 
 /// The bool at a JSON pointer, if it is one.
 pub fn bool_at(v: &Value, pointer: &str) -> Option<bool> {
     v.pointer(pointer).and_then(Value::as_bool)
+}
+
+/// The integer at a JSON pointer, if it is one.
+pub fn i64_at(v: &Value, pointer: &str) -> Option<i64> {
+    v.pointer(pointer).and_then(Value::as_i64)
 }
 
 /// The items of the list at a JSON pointer (none when absent or not a list).
@@ -115,6 +125,11 @@ impl<'a> Object<'a> {
 
     pub fn uid(self) -> &'a str {
         str_at(self.0, "/metadata/uid")
+    }
+
+    /// `metadata.name` when it is set (possibly empty).
+    pub fn name_if_set(self) -> Option<&'a str> {
+        self.0.pointer("/metadata/name").and_then(Value::as_str)
     }
 
     /// `metadata.uid` when it is set (possibly empty).

@@ -90,7 +90,8 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     } else {
         let mut cluster = Cluster::connect(&args.cluster).map_err(|e| CliError::Fatal(e.0))?;
         cluster.discover().map_err(|e| CliError::Fatal(e.0))?;
-        let Some((ar, caps)) = cluster.resource("k0rdent.mirantis.com", "StateManagementProvider")
+        let Some((ar, caps)) =
+            cluster.resource(kinds::KCM_GROUP, kinds::STATE_MANAGEMENT_PROVIDER.kind)
         else {
             return Err(CliError::Fatal(format!(
                 "the cluster at {} serves no StateManagementProvider: is k0rdent (kcm) installed?",

@@ -60,7 +60,9 @@ pub async fn apply(ctx: &Ctx, set: &Value, plan: &Plan) -> Result<Applied, Recon
                 return Ok(Applied::Done(Next::AwaitChange));
             }
             Err(e) => {
-                return Err(conflict_refresh(ctx, ns, name, api_error("write the status", e)).await);
+                return Err(
+                    conflict_refresh(ctx, ns, name, api_error("write the status", e)).await,
+                );
             }
         }
     }

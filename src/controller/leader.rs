@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::api::meta::i64_at;
 use chrono::Utc;
 use kube::Client;
 use kube::api::{Api, DynamicObject, PostParams};
@@ -37,7 +38,8 @@ fn micro_time() -> String {
 
 fn spec_str<'a>(lease: &'a Value, key: &str) -> &'a str {
     lease
-        .pointer(&format!("/spec/{key}"))
+        .get("spec")
+        .and_then(|s| s.get(key))
         .and_then(Value::as_str)
         .unwrap_or("")
 }
@@ -100,9 +102,7 @@ impl Elector {
                 at
             }
         };
-        let their_duration = value
-            .pointer("/spec/leaseDurationSeconds")
-            .and_then(Value::as_i64)
+        let their_duration = i64_at(&value, "/spec/leaseDurationSeconds")
             .unwrap_or(duration)
             .max(1) as u64;
         if !holder.is_empty()
@@ -112,10 +112,7 @@ impl Elector {
             return Ok(false);
         }
         let mut lease = value.clone();
-        let transitions = value
-            .pointer("/spec/leaseTransitions")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
+        let transitions = i64_at(&value, "/spec/leaseTransitions").unwrap_or(0);
         if holder != self.identity {
             lease["spec"]["acquireTime"] = now.clone().into();
             lease["spec"]["leaseTransitions"] = (transitions + 1).into();

@@ -48,7 +48,10 @@ pub fn slim(o: &mut DynamicObject) {
         if let Some(Value::Array(h)) = status.get_mut("history") {
             h.truncate(1);
         }
-        if let Some(Value::Array(e)) = status.pointer_mut("/inventory/entries") {
+        if let Some(Value::Array(e)) = status
+            .get_mut("inventory")
+            .and_then(|i| i.get_mut("entries"))
+        {
             e.truncate(1);
         }
     }

@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::api::kcm::ServiceSource;
+use crate::api::kcm::{ServiceSource, StateManagementProvider};
 use crate::api::kinds::{self, KCM_API_VERSION};
 use crate::api::meta::str_at;
 use crate::api::naming;
@@ -417,14 +417,14 @@ fn build(
     let labels = match smp {
         None => None,
         Some(smp) => {
-            if let Some(n) = smp.pointer("/metadata/name").and_then(Value::as_str)
+            if let Some(n) = crate::api::Object(smp).name_if_set()
                 && n != provider_name
             {
                 return Err(DeriveError::Invalid(format!(
                     "{ctx} uses StateManagementProvider {provider_name}, but {n} was given"
                 )));
             }
-            let sel = smp.pointer("/spec/selector").unwrap_or(&Value::Null);
+            let sel = StateManagementProvider(smp).selector();
             Some(selector_labels(sel).map_err(|e| {
                 format!(
                     "failed to extract required labels from StateManagementProvider \

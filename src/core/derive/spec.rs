@@ -10,7 +10,9 @@ use super::gojson::{
     DRIFT_EXCLUSION, F, HELM_OPTIONS, PATCH_SELECTOR, POLICY_REF, TEMPLATE_RESOURCE_REF,
     VALUES_FROM, go_roundtrip,
 };
-use crate::api::kcm::{DEFAULT_PROVIDER, DEFAULT_SERVICE_NAMESPACE};
+use crate::api::kcm::{
+    DEFAULT_PROVIDER, DEFAULT_SERVICE_NAMESPACE, ServiceSource, ServiceTemplate,
+};
 use crate::api::kinds;
 use crate::api::meta::str_at;
 
@@ -50,7 +52,7 @@ pub(super) fn defaulted_service_spec(
     obj: &Value,
     display: &str,
 ) -> Result<Map<String, Value>, String> {
-    let mut ss = match obj.pointer("/spec/serviceSpec") {
+    let mut ss = match ServiceSource(obj).service_spec() {
         None | Some(Value::Null) => return Ok(Map::new()),
         Some(Value::Object(m)) => m.clone(),
         Some(_) => return Err(format!("{display}: spec.serviceSpec must be an object")),
@@ -317,7 +319,7 @@ fn resolve_version(svc: &Svc, ss_namespace: &str, templates: &[Value]) -> Result
     };
     let mut version = str_at(tpl, "/spec/version").to_string();
     if version.is_empty()
-        && let Some(Value::Object(cs)) = tpl.pointer("/spec/helm/chartSpec")
+        && let Some(Value::Object(cs)) = ServiceTemplate(tpl).chart_spec()
     {
         version = match cs.get("version") {
             None | Some(Value::Null) => "*".to_string(), // CRD default
