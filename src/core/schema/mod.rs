@@ -20,6 +20,7 @@
 mod formats;
 mod meta;
 mod node;
+mod values;
 mod walk;
 
 #[cfg(test)]
