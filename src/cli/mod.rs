@@ -36,11 +36,13 @@ Examples:
     name = "kubectl-ksm",
     bin_name = "kubectl ksm",
     version,
-    about = "Lint, evaluate and check k0rdent Service Management (KSM) objects",
+    about = "Lint, evaluate, render and diagnose k0rdent Service Management (KSM) objects",
     long_about = "kubectl-ksm is a kubectl plugin for k0rdent Service Management (KSM). It lints \
-StateManagementProvider, ServiceSet and ServiceTemplate manifests against the real kcm CRDs, \
-compiles and type-checks readiness rules exactly as kcm does, and evaluates them against saved \
-objects with the verdict kcm's controller would reach.",
+StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService \
+manifests against the real kcm CRDs, compiles and type-checks readiness rules exactly as kcm \
+does and evaluates them with the verdict kcm's controller would reach, renders the Flux objects \
+a ServiceSet produces, diagnoses stuck services live or from a dump, and runs the Flux adapter \
+(`run`) on the same translation as `render`.",
     after_help = AFTER_HELP,
     propagate_version = true,
     disable_help_subcommand = true

@@ -7,7 +7,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use serde_json::{Value, json};
 use tracing::info;
 
-use super::reconcile::{Ctx, ReconcileError, api_error};
+use super::context::{Ctx, ReconcileError, api_error};
 use super::watch::slim;
 use crate::api::naming::{self, FIELD_MANAGER, FINALIZER};
 use crate::api::{Object, kinds};

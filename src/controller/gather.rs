@@ -8,7 +8,7 @@ use kube::runtime::reflector::ObjectRef;
 use serde_json::Value;
 use tracing::debug;
 
-use super::reconcile::Ctx;
+use super::context::Ctx;
 use crate::api::{Object, kinds, naming};
 use crate::cluster::{api_resource, with_type};
 use crate::core::adapter::{self, Provider, SourceLookup};

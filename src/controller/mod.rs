@@ -6,12 +6,13 @@
 //! Kustomization. Any change to one of them queues the ServiceSets it concerns. A reconcile
 //! ([`reconcile`]) gathers its inputs from the caches ([`gather`]), asks the pure core for a
 //! plan, and hands it to a small writer ([`apply`]): finalizer, status, server-side applies,
-//! deletions, finalizer removal. The replies of its writes stand in for a lagging cache
-//! ([`written`]). This file wires it together: start-up, leader election ([`leader`]), the
+//! deletions, finalizer removal; what reconciles share is in [`context`]. The replies of its
+//! writes stand in for a lagging cache ([`written`]). This file wires it together: start-up, leader election ([`leader`]), the
 //! HTTP endpoints ([`http`]), metrics ([`metrics`]) and shutdown.
 
 mod apply;
 mod cache;
+mod context;
 mod gather;
 mod http;
 mod leader;
@@ -40,7 +41,8 @@ use tracing::{debug, error, info};
 use crate::api::kcm::ServiceSet;
 use crate::api::kinds;
 use crate::cluster::{self, ClusterArgs};
-use reconcile::{Ctx, Kinds, error_policy, reconcile};
+use context::{Ctx, Kinds};
+use reconcile::{error_policy, reconcile};
 use watch::{reflect, text_reflect};
 use written::Written;
 

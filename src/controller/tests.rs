@@ -20,7 +20,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::Options;
 use super::cache::TextCache;
-use super::reconcile::{Ctx, Kinds, ReconcileError, reconcile_once};
+use super::context::{Ctx, Kinds, ReconcileError};
+use super::reconcile::reconcile_once;
 use super::written::Written;
 use crate::api::naming::{FIELD_MANAGER, FINALIZER};
 use crate::core::adapter;

@@ -2,22 +2,7 @@
 //! and doctor (KSM6xx), each with its name, severity, title and documentation. `--explain`,
 //! the SARIF rules and the renderers' code names all read it.
 
-use crate::diag::Severity;
-
-/// A code's identity and documentation.
-#[derive(Debug)]
-pub struct CodeInfo {
-    /// Stable code, e.g. `KSM204`.
-    pub code: &'static str,
-    /// Kebab-case name.
-    pub name: &'static str,
-    /// Default severity.
-    pub severity: Severity,
-    /// One line.
-    pub title: &'static str,
-    /// Markdown: what it finds, why it matters, (an example,) the fix.
-    pub docs: &'static str,
-}
+pub use crate::diag::CodeInfo;
 
 /// Every code, in code order.
 pub fn all() -> Vec<&'static CodeInfo> {

@@ -33,6 +33,21 @@ impl Severity {
     }
 }
 
+/// A code's identity and documentation.
+#[derive(Debug)]
+pub struct CodeInfo {
+    /// Stable code, e.g. `KSM204`.
+    pub code: &'static str,
+    /// Kebab-case name.
+    pub name: &'static str,
+    /// Default severity.
+    pub severity: Severity,
+    /// One line.
+    pub title: &'static str,
+    /// Markdown: what it finds, why it matters, (an example,) the fix.
+    pub docs: &'static str,
+}
+
 /// A labelled range of a source.
 #[derive(Debug, Clone)]
 pub struct Label {

@@ -10,7 +10,8 @@ use miette::{
 };
 use serde_json::{Value, json};
 
-use crate::core::codes::{self, CodeInfo};
+use crate::core::codes;
+use crate::diag::CodeInfo;
 use crate::diag::{Diagnostic, Severity, Source};
 
 /// Totals of a lint run.

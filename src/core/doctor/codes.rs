@@ -1,7 +1,6 @@
 //! The codes of doctor's findings (KSM6xx), with their documentation.
 
-use crate::core::codes::CodeInfo;
-use crate::diag::Severity;
+use crate::diag::{CodeInfo, Severity};
 
 pub const SMP_MISSING: &str = "KSM601";
 pub const SMP_NOT_READY: &str = "KSM602";

@@ -21,7 +21,7 @@ use crate::diag::yaml::{self, Node};
 use crate::diag::{Diagnostic, Source};
 
 /// A lint check's identity and documentation: an entry of the code registry.
-pub use crate::core::codes::CodeInfo as RuleInfo;
+pub use crate::diag::CodeInfo as RuleInfo;
 
 /// Every check, in code order (loading problems first).
 pub fn all_rules() -> &'static [&'static RuleInfo] {

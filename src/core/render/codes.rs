@@ -1,7 +1,6 @@
 //! The codes of render's findings (KSM5xx), with their documentation.
 
-use crate::core::codes::CodeInfo;
-use crate::diag::Severity;
+use crate::diag::{CodeInfo, Severity};
 
 pub const INVALID_SERVICESET: &str = "KSM500";
 pub const TEMPLATE_MISSING: &str = "KSM501";
