@@ -113,6 +113,13 @@ impl<'a> FluxObject<'a> {
     }
 }
 
+/// The source kinds a Kustomization can read (`spec.sourceRef.kind`).
+pub const KUSTOMIZATION_SOURCES: &[&kinds::Kind] = &[
+    &kinds::GIT_REPOSITORY,
+    &kinds::BUCKET,
+    &kinds::OCI_REPOSITORY,
+];
+
 /// The `flux` CLI's word for a source kind (`flux get sources <word>`).
 pub fn cli_source_word(kind: &str) -> &'static str {
     match kind {

@@ -46,7 +46,7 @@ pub enum Target {
     MultiClusterService,
 }
 
-pub const KCM_GROUP: &str = "k0rdent.mirantis.com";
+pub use crate::api::kinds::KCM_GROUP;
 
 impl Target {
     pub fn of(json: &Value) -> Option<Target> {

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::helm::source_ref;
 use super::{Problem, ServiceType, SetContext, codes, kube_config};
+use crate::api::flux::KUSTOMIZATION_SOURCES;
 use crate::api::kcm::{Service, ServiceTemplate};
 use crate::api::kinds;
 use crate::api::meta::str_at;
@@ -25,7 +26,7 @@ pub(super) fn kustomization(
 ) -> Result<Value, Vec<Problem>> {
     let source = ServiceTemplate(template).source_spec(service_type);
     let (kind, name, namespace) = source_ref(template, source).map_err(|p| vec![p])?;
-    if !matches!(kind.as_str(), "GitRepository" | "Bucket" | "OCIRepository") {
+    if !KUSTOMIZATION_SOURCES.iter().any(|k| k.kind == kind) {
         return Err(vec![Problem::new(
             codes::SOURCE_UNSUPPORTED,
             format!(

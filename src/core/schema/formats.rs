@@ -4,6 +4,7 @@
 //! are ignored, as the API server strips them; a few supported but exotic ones
 //! (isbn, creditcard, ssn, rgbcolor, bsonobjectid) are accepted without checks.
 
+use crate::api::duration::parse_go;
 use crate::api::names::{is_dns1123_label, is_dns1123_subdomain};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,7 +189,7 @@ pub(super) fn is_date_time(s: &str) -> bool {
 
 /// Go `time.ParseDuration`, or the kube-openapi fallback (`\d+\s*unit`).
 fn is_duration(s: &str) -> bool {
-    if is_go_duration(s) {
+    if parse_go(s).is_ok() {
         return true;
     }
     // fallback: at least one `<digits><spaces><letters>` with a known unit prefix
@@ -223,41 +224,6 @@ fn is_duration(s: &str) -> bool {
         }
     }
     false
-}
-
-fn is_go_duration(s: &str) -> bool {
-    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if s == "0" {
-        return true;
-    }
-    if s.is_empty() {
-        return false;
-    }
-    let mut rest = s;
-    while !rest.is_empty() {
-        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let mut r = &rest[int_len..];
-        let mut frac_len = 0;
-        if let Some(after) = r.strip_prefix('.') {
-            frac_len = after.bytes().take_while(u8::is_ascii_digit).count();
-            r = &after[frac_len..];
-        }
-        if int_len == 0 && frac_len == 0 {
-            return false;
-        }
-        let unit_len = r
-            .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map_or(r.len(), |(i, _)| i);
-        if !matches!(
-            &r[..unit_len],
-            "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h"
-        ) {
-            return false;
-        }
-        rest = &r[unit_len..];
-    }
-    true
 }
 
 fn is_uuid(s: &str, version: Option<u8>) -> bool {
