@@ -101,3 +101,30 @@ impl ObjectLookup for Snapshot<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn smp(name: &str, marker: u32) -> Value {
+        json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "StateManagementProvider",
+               "metadata": {"name": name}, "spec": {"marker": marker}})
+    }
+
+    #[test]
+    fn providers_are_found_by_name_first_one_winning() {
+        let objects: Vec<Value> = (0..1_000)
+            .map(|i| smp(&format!("p-{i}"), i))
+            .chain([smp("p-7", 9_999)])
+            .collect();
+        let snap = Snapshot::new(&objects);
+        let found = snap.smp("p-7").unwrap();
+        assert_eq!(
+            found.0["spec"]["marker"], 7,
+            "the first of a name, as a scan finds it"
+        );
+        assert_eq!(snap.smp("p-999").map(|p| p.name()), Some("p-999"));
+        assert!(snap.smp("nope").is_none());
+    }
+}
