@@ -145,7 +145,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__doctor)
-            opts="-n -A -o -v -h -V --from --namespace --all-namespaces --serviceset --stuck-after --now --save --kubeconfig --context --request-timeout --output --color --verbose --help --version"
+            opts="-n -A -o -v -h -V --from --namespace --all-namespaces --serviceset --stuck-after --now --save --explain --kubeconfig --context --request-timeout --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -176,6 +176,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --save)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --explain)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -333,7 +337,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__render)
-            opts="-n -o -v -h -V --live --namespace --kubeconfig --context --request-timeout --templates --smp --system-namespace --output --color --verbose --help --version"
+            opts="-n -o -v -h -V --live --namespace --kubeconfig --context --request-timeout --templates --smp --system-namespace --explain --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -368,6 +372,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --system-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --explain)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

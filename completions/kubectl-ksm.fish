@@ -43,7 +43,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "doctor" -d 
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "run" -d 'Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "__complete" -d 'Completion protocol used by the kubectl_complete-ksm script'
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l explain -d 'Print the documentation of a check (code such as KSM204, or its name)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l explain -d 'Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
@@ -98,6 +98,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l reque
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l templates -d 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l smp -d 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l system-namespace -d 'kcm\'s system namespace (self-management ServiceSets of a MultiClusterService live there)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l explain -d 'Print the documentation of a finding code (e.g. KSM505) and exit' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
@@ -116,6 +117,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l servi
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l stuck-after -d 'A service Pending or Provisioning longer than this is stuck (Go duration)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l now -d 'The time to judge ages against (RFC 3339), for reproducible runs on old dumps' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l save -d 'Write the objects used as a support bundle (YAML; Secret data removed)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l explain -d 'Print the documentation of a finding code (e.g. KSM609) and exit' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l request-timeout -d 'How long one request of doctor, eval, check or render may take (e.g. 30s; 0 waits forever) [default: 60s, the API server\'s own limit for a get or a list]' -r

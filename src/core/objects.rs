@@ -2,11 +2,12 @@
 //! (and `<Kind>List`, Lists inside Lists) expanded into items, each object kept with its YAML
 //! node for spans. Loading marks the values of Secrets hidden in their source.
 
-use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use crate::api::ObjectId;
+use crate::api::meta::str_at;
 use crate::core::secret;
 use crate::diag::yaml::{self, Node};
 use crate::diag::{Diagnostic, Source};
@@ -14,60 +15,6 @@ use crate::diag::{Diagnostic, Source};
 /// Codes of the problems found while loading (shared by every subcommand).
 pub const CODE_SYNTAX: &str = "KSM001";
 pub const CODE_NOT_OBJECT: &str = "KSM002";
-
-/// apiVersion, kind, namespace and name of an object.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ObjectId {
-    pub api_version: String,
-    pub kind: String,
-    #[serde(serialize_with = "empty_as_null")]
-    pub namespace: String,
-    pub name: String,
-}
-
-fn empty_as_null<S: serde::Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error> {
-    if v.is_empty() {
-        s.serialize_none()
-    } else {
-        s.serialize_str(v)
-    }
-}
-
-impl ObjectId {
-    pub fn of(json: &Value) -> ObjectId {
-        let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
-        ObjectId {
-            api_version: s(json.get("apiVersion")),
-            kind: s(json.get("kind")),
-            namespace: s(json.pointer("/metadata/namespace")),
-            name: s(json.pointer("/metadata/name")),
-        }
-    }
-
-    /// The API group (empty for the core group).
-    pub fn group(&self) -> &str {
-        self.api_version
-            .rsplit_once('/')
-            .map_or("", |(group, _)| group)
-    }
-}
-
-impl fmt::Display for ObjectId {
-    /// `Kind/namespace/name` (or `Kind/name` for cluster-scoped objects), as kubectl prints them.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.kind.is_empty() {
-            "<no kind>"
-        } else {
-            &self.kind
-        };
-        if self.namespace.is_empty() {
-            write!(f, "{kind}/{}", self.name)
-        } else {
-            write!(f, "{kind}/{}/{}", self.namespace, self.name)
-        }
-    }
-}
 
 /// One object of a source.
 #[derive(Debug, Clone)]
@@ -87,7 +34,7 @@ impl LoadedObject {
     }
 
     pub fn kind(&self) -> &str {
-        self.json.get("kind").and_then(Value::as_str).unwrap_or("")
+        str_at(&self.json, "/kind")
     }
 }
 
@@ -433,13 +380,5 @@ mod tests {
         let masked = src.masked_text().unwrap();
         assert!(!masked.contains("aHVudGVy"), "{masked}");
         assert!(masked.contains("shown") && masked.contains("  password: ****"));
-    }
-
-    #[test]
-    fn object_id_groups() {
-        let id = ObjectId::of(&serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment"}));
-        assert_eq!(id.group(), "apps");
-        let id = ObjectId::of(&serde_json::json!({"apiVersion": "v1"}));
-        assert_eq!(id.group(), "");
     }
 }

@@ -19,7 +19,7 @@ use crate::diag::yaml::Node;
 pub const DATA_FIELDS: [&str; 2] = ["data", "stringData"];
 
 /// kubectl's annotation with the last applied configuration: for a Secret, its data.
-pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub const LAST_APPLIED: &str = crate::api::naming::ANNOTATION_LAST_APPLIED;
 
 /// `List` and `<Kind>List` (as `kubectl get -o yaml` and the API server write them) hold
 /// their objects in `items`.
@@ -41,7 +41,7 @@ enum Class {
 /// `kind` is the object's own kind; `in_secret_list` says it is an item of a `SecretList`.
 fn classify(kind: Option<&str>, in_secret_list: bool) -> Class {
     match kind {
-        Some("Secret") => Class::Secret,
+        Some(k) if k == crate::api::kinds::SECRET.kind => Class::Secret,
         Some(k) if is_list_kind(k) => Class::List {
             of_secrets: k == "SecretList",
         },

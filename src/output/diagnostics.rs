@@ -10,7 +10,8 @@ use miette::{
 };
 use serde_json::{Value, json};
 
-use crate::core::lint::{self, RuleInfo};
+use crate::core::codes;
+use crate::diag::CodeInfo;
 use crate::diag::{Diagnostic, Severity, Source};
 
 /// Totals of a lint run.
@@ -57,8 +58,14 @@ impl Summary {
     }
 }
 
-/// Adapter that lets miette read our sources without copying them. Excerpts come from the
-/// masked text when the source hides anything (Secret values).
+/// Adapter that lets miette read our sources without copying them.
+///
+/// miette finds the lines of a span by scanning its text from the start; on the whole file
+/// that is linear in the offset, so a file with thousands of findings rendered in quadratic
+/// time. Each read hands miette only the lines around the span, found through the source's
+/// line index.
+///
+/// Excerpts come from the masked text when the source hides anything (Secret values).
 struct Src(Arc<Source>, Option<Arc<str>>);
 
 impl Src {
@@ -74,17 +81,43 @@ impl SourceCode for Src {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let text: &str = self.1.as_deref().unwrap_or(self.0.text());
-        let inner = text.read_span(span, context_lines_before, context_lines_after)?;
+        let (offset, window) = line_window(
+            &self.0,
+            span.offset()..span.offset() + span.len(),
+            context_lines_before,
+            context_lines_after,
+        );
+        let whole: &str = self.1.as_deref().unwrap_or(self.0.text());
+        let text = &whole[window.clone()];
+        let local = SourceSpan::new((span.offset() - offset).into(), span.len());
+        let inner = text.read_span(&local, context_lines_before, context_lines_after)?;
+        // miette's line and line count are counted from the start of the text it scanned:
+        // shift them by the lines before the window, as if it had scanned the whole file.
+        let lines_before = self.0.line_col(offset).line - 1;
         Ok(Box::new(MietteSpanContents::new_named(
             self.0.name().to_string(),
             inner.data(),
-            *inner.span(),
-            inner.line(),
+            SourceSpan::new((offset + inner.span().offset()).into(), inner.span().len()),
+            lines_before + inner.line(),
             inner.column(),
-            inner.line_count(),
+            lines_before + inner.line_count(),
         )))
     }
+}
+
+/// The byte range of the whole lines around `span` (one more line of context each way than
+/// asked, so that miette's own choice of context stays inside it), and its start.
+fn line_window(
+    source: &Source,
+    span: std::ops::Range<usize>,
+    before: usize,
+    after: usize,
+) -> (usize, std::ops::Range<usize>) {
+    let first = source.line_col(span.start).line;
+    let last = source.line_col(span.end).line;
+    let start = source.offset_of(first.saturating_sub(before + 1).max(1), 0);
+    let end = source.offset_of(last + after + 2, 0);
+    (start, start..end.max(start))
 }
 
 /// A diagnostic as miette sees it.
@@ -109,7 +142,7 @@ impl std::error::Error for Report<'_> {}
 
 impl miette::Diagnostic for Report<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        let name = lint::find_rule(self.d.code).map_or("", |r| r.name);
+        let name = codes::find(self.d.code).map_or("", |r| r.name);
         if name.is_empty() {
             Some(Box::new(self.d.code))
         } else {
@@ -242,7 +275,7 @@ fn diagnostic_json(d: &Diagnostic) -> Value {
         .collect();
     json!({
         "code": d.code,
-        "name": lint::find_rule(d.code).map(|r| r.name),
+        "name": codes::find(d.code).map(|r| r.name),
         "severity": d.severity,
         "message": d.message,
         "file": d.file(),
@@ -277,7 +310,7 @@ fn sarif_level(s: Severity) -> &'static str {
     }
 }
 
-fn sarif_rule(r: &RuleInfo) -> Value {
+fn sarif_rule(r: &CodeInfo) -> Value {
     json!({
         "id": r.code,
         "name": r.name,
@@ -288,15 +321,26 @@ fn sarif_rule(r: &RuleInfo) -> Value {
     })
 }
 
-/// SARIF 2.1.0, for code scanning (GitHub, GitLab, Azure DevOps).
+/// SARIF 2.1.0 of lint's diagnostics, for code scanning (GitHub, GitLab, Azure DevOps).
 pub fn sarif(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
-    let mut report = Stream::begin(out, Format::Sarif)?;
+    sarif_with_rules(out, diags, crate::core::lint::all_rules())
+}
+
+/// SARIF 2.1.0 with `rules` as the codes of the run's tool component (lint's checks,
+/// doctor's findings). A diagnostic about an object rather than a place in a file is located
+/// by the object's name (a logical location).
+pub fn sarif_with_rules(
+    out: &mut dyn Write,
+    diags: &[Diagnostic],
+    rules: &[&CodeInfo],
+) -> io::Result<()> {
+    let mut report = Stream::begin_with_rules(out, Format::Sarif, rules)?;
     report.write(diags)?;
     report.finish(&Summary::default())
 }
 
 /// The SARIF log around its results (an empty list of them).
-fn sarif_skeleton() -> Value {
+fn sarif_skeleton(rules: &[&CodeInfo]) -> Value {
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -305,14 +349,14 @@ fn sarif_skeleton() -> Value {
                 "name": "kubectl-ksm",
                 "version": env!("CARGO_PKG_VERSION"),
                 "informationUri": "https://github.com/k0rdent/kcm",
-                "rules": lint::all_rules().iter().map(|r| sarif_rule(r)).collect::<Vec<_>>(),
+                "rules": rules.iter().map(|r| sarif_rule(r)).collect::<Vec<_>>(),
             }},
             "results": [],
         }],
     })
 }
 
-fn sarif_result(d: &Diagnostic) -> Value {
+fn sarif_result(d: &Diagnostic, rules: &[&CodeInfo]) -> Value {
     let region = match d.position() {
         Some((s, e)) => {
             json!({"startLine": s.line, "startColumn": s.column, "endLine": e.line, "endColumn": e.column})
@@ -339,13 +383,20 @@ fn sarif_result(d: &Diagnostic) -> Value {
         Some(h) => format!("{}\nhelp: {h}", d.message),
         None => d.message.clone(),
     };
+    let location = match (&d.subject, d.file()) {
+        (Some(subject), None) => json!({"logicalLocations": [{
+            "fullyQualifiedName": subject.object.to_string(),
+            "kind": "resource",
+        }]}),
+        _ => json!({"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}),
+    };
     let mut result = json!({
         "ruleId": d.code,
         "level": sarif_level(d.severity),
         "message": {"text": text},
-        "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+        "locations": [location],
     });
-    if let Some(idx) = lint::all_rules().iter().position(|r| r.code == d.code) {
+    if let Some(idx) = rules.iter().position(|r| r.code == d.code) {
         result["ruleIndex"] = json!(idx);
     }
     if !related.is_empty() {
@@ -370,6 +421,8 @@ pub enum Format {
 pub struct Stream<'w> {
     out: &'w mut dyn Write,
     format: Format,
+    /// The codes of the SARIF run's tool.
+    rules: &'w [&'w CodeInfo],
     /// Indentation of the list's items (JSON and SARIF).
     indent: String,
     written: usize,
@@ -385,9 +438,13 @@ fn list_key(format: Format) -> &'static str {
 
 /// A skeleton document split around its empty list: (before and including `"key": [`,
 /// from the closing `]` on, indentation of the list's items).
-fn split_skeleton(format: Format, summary: &Summary) -> (String, String, String) {
+fn split_skeleton(
+    format: Format,
+    rules: &[&CodeInfo],
+    summary: &Summary,
+) -> (String, String, String) {
     let skeleton = match format {
-        Format::Sarif => sarif_skeleton(),
+        Format::Sarif => sarif_skeleton(rules),
         _ => json_skeleton(summary),
     };
     let text = serde_json::to_string_pretty(&skeleton).unwrap_or_default();
@@ -405,15 +462,25 @@ fn split_skeleton(format: Format, summary: &Summary) -> (String, String, String)
 
 impl<'w> Stream<'w> {
     pub fn begin(out: &'w mut dyn Write, format: Format) -> io::Result<Stream<'w>> {
+        Self::begin_with_rules(out, format, crate::core::lint::all_rules())
+    }
+
+    /// A report whose SARIF run describes `rules` (lint's checks, doctor's findings).
+    pub fn begin_with_rules(
+        out: &'w mut dyn Write,
+        format: Format,
+        rules: &'w [&'w CodeInfo],
+    ) -> io::Result<Stream<'w>> {
         let mut indent = String::new();
         if matches!(format, Format::Json | Format::Sarif) {
-            let (before, _, items) = split_skeleton(format, &Summary::default());
+            let (before, _, items) = split_skeleton(format, rules, &Summary::default());
             out.write_all(before.as_bytes())?;
             indent = items;
         }
         Ok(Stream {
             out,
             format,
+            rules,
             indent,
             written: 0,
         })
@@ -426,7 +493,7 @@ impl<'w> Stream<'w> {
             Format::Json | Format::Sarif => {
                 for d in diags {
                     let value = match self.format {
-                        Format::Sarif => sarif_result(d),
+                        Format::Sarif => sarif_result(d, self.rules),
                         _ => diagnostic_json(d),
                     };
                     let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
@@ -452,7 +519,7 @@ impl<'w> Stream<'w> {
         match self.format {
             Format::Human { .. } | Format::Github => writeln!(self.out, "{}", summary.line()),
             Format::Json | Format::Sarif => {
-                let (_, after, _) = split_skeleton(self.format, summary);
+                let (_, after, _) = split_skeleton(self.format, self.rules, summary);
                 if self.written > 0 {
                     let outer = &self.indent[2..];
                     write!(self.out, "\n{outer}")?;
@@ -482,12 +549,15 @@ pub fn github(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
             props.push(format!("endLine={}", e.line));
             props.push(format!("endColumn={}", e.column));
         }
-        let name = lint::find_rule(d.code).map_or("", |r| r.name);
+        let name = codes::find(d.code).map_or("", |r| r.name);
         props.push(format!(
             "title={}",
             escape_property(format!("{} {name}", d.code).trim())
         ));
         let mut message = d.message.clone();
+        if let (None, Some(subject)) = (d.file(), &d.subject) {
+            message = format!("{}: {message}", subject.object);
+        }
         if let Some(h) = &d.help {
             message.push_str("\nhelp: ");
             message.push_str(h);
