@@ -583,6 +583,141 @@ fn lint_memory_is_bounded_by_the_largest_file_not_the_sum() {
     }
 }
 
+/// Writes about `bytes` of SMPs with findings (two each).
+fn write_smps_of_size(w: &mut dyn Write, bytes: usize) -> usize {
+    let mut counted = CountingWriter(w, 0);
+    let mut n = 0;
+    while counted.1 < bytes {
+        write_smps(&mut counted, 1);
+        n += 1;
+    }
+    n
+}
+
+struct CountingWriter<'a>(&'a mut dyn Write, usize);
+
+impl Write for CountingWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.0.write(buf)?;
+        self.1 += n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// `testdata/doctor/healthy/dump.yaml` with its namespaced objects copied into as many
+/// namespaces as fit in `bytes`, one List document (as `kubectl get -A -o yaml` saves it).
+fn write_large_dump(w: &mut dyn Write, bytes: usize) {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/doctor/healthy/dump.yaml"),
+    )
+    .unwrap();
+    let dump: Value = serde_saphyr::from_str(&text).unwrap();
+    let items = dump["items"].as_array().unwrap();
+    let shared = |o: &Value| o["metadata"].get("namespace").is_none() || o["kind"] == "Deployment";
+    let mut w = CountingWriter(w, 0);
+    writeln!(w, "apiVersion: v1\nkind: List\nitems:").unwrap();
+    for o in items.iter().filter(|o| shared(o)) {
+        writeln!(w, "- {o}").unwrap();
+    }
+    let namespaced: Vec<String> = items
+        .iter()
+        .filter(|o| !shared(o))
+        .map(Value::to_string)
+        .collect();
+    let mut i = 0;
+    while w.1 < bytes {
+        for o in &namespaced {
+            writeln!(
+                w,
+                "- {}",
+                o.replace("\"kcm-system\"", &format!("\"team-{i}\""))
+            )
+            .unwrap();
+        }
+        i += 1;
+    }
+}
+
+/// The values-and-valuesfrom render case with `services` services of about 40 KB of Helm
+/// values each.
+fn write_large_service_set(w: &mut dyn Write, services: usize) {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/render/values-and-valuesfrom/input.yaml"),
+    )
+    .unwrap();
+    let start = text.find("  - name: ingress-nginx\n").unwrap();
+    let end = start + text[start..].find("\nstatus:\n").unwrap() + 1;
+    let service = &text[start..end];
+    let values = "    values: |\n";
+    let at = service.find(values).unwrap() + values.len();
+    let mut extra = String::new();
+    for j in 0..60 {
+        extra.push_str(&format!("      k{j}:\n        list:\n"));
+        for k in 0..40 {
+            extra.push_str(&format!("        - item-{j}-{k}\n"));
+        }
+        extra.push_str(&format!("        nested: {{a: {{b: {{c: {j}}}}}}}\n"));
+    }
+    w.write_all(&text.as_bytes()[..start]).unwrap();
+    for n in 0..services {
+        let named = service[..at].replacen("name: ingress-nginx", &format!("name: svc-{n}"), 1);
+        write!(w, "{named}{extra}{}", &service[at..]).unwrap();
+    }
+    w.write_all(&text.as_bytes()[end..]).unwrap();
+}
+
+/// Issue 10's budget: inputs under 10 MB stay under 256 MiB (`clean`) on every path that
+/// reads them whole. Their time is measured in release builds (BENCHMARKS.md), not here.
+#[test]
+fn inputs_under_ten_megabytes_stay_under_256_mib() {
+    const SIZE: usize = 9_500_000;
+    let dir = Scratch::new("ten-mb");
+    let mut smps = 0;
+    let lint = dir.write_with("smps.yaml", |w| smps = write_smps_of_size(w, SIZE));
+    let dump = dir.write_with("dump.yaml", |w| write_large_dump(w, SIZE - 500_000));
+    let render = dir.write_with("render.yaml", |w| write_large_service_set(w, 170));
+    for file in [&lint, &dump, &render] {
+        let len = std::fs::metadata(file).unwrap().len();
+        assert!(
+            (8_000_000..10_000_000).contains(&len),
+            "{file}: {len} bytes"
+        );
+    }
+    let floor = own_peak_kib();
+    let runs = [
+        ksm(&["lint", &lint, "-o", "json"]),
+        ksm(&["lint", &lint, "-o", "sarif"]),
+        ksm(&["lint", &lint, "-o", "github"]),
+        ksm(&["eval", "true", "-f", &lint, "-o", "json"]),
+        ksm(&["render", &render]),
+        ksm(&["doctor", "--from", &dump, "--now", "2026-11-21T12:00:00Z"]),
+    ];
+    for run in &runs {
+        println!(
+            "{}: {} KiB peak, {:.1} s (debug build), {} bytes out",
+            run.args[..2].join(" "),
+            run.max_rss_kib,
+            run.elapsed.as_secs_f64(),
+            run.stdout_len
+        );
+    }
+    assert_eq!(runs[0].exits(1).says("\"files\": 1").stdout_items, 2 * smps);
+    runs[1].exits(1).says("\"ruleId\": \"KSM");
+    runs[2].exits(1).says("::warning file=");
+    // Every object evaluated (about 230 bytes of result each).
+    assert!(runs[3].exits(0).says("\"result\": true").stdout_len > 200 * smps);
+    runs[4].exits(0).says("name: dev-cluster-svc-169\n");
+    runs[5].exits(0).says("team-1 ").never_says("unhealthy");
+    assert!(
+        floor < PEAK_RSS_KIB / 2,
+        "the test process itself peaked at {floor} KiB"
+    );
+}
+
 #[test]
 fn only_regular_files_are_read() {
     let dir = Scratch::new("special");

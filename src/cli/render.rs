@@ -62,8 +62,13 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         return super::explain(code, io);
     }
     let format = output_format(global, "render", &[OutputFormat::Yaml, OutputFormat::Json])?;
-    let (main, mut all) = if args.live {
-        live_inputs(args)?
+    // Every object once: the main file's (or the cluster's ServiceSets) first, then the
+    // templates and SMPs given; `main` is the first part.
+    let (mut all, n_main) = if args.live {
+        let (mut sets, templates) = live_inputs(args)?;
+        let n = sets.len();
+        sets.extend(templates);
+        (sets, n)
     } else {
         let Some(file) = &args.file else {
             return Err(CliError::Fatal(
@@ -74,21 +79,26 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .into_iter()
             .map(|o: LoadedObject| o.json)
             .collect();
-        (main.clone(), main)
+        let n = main.len();
+        (main, n)
     };
     for paths in [&args.templates, &args.smp] {
         all.extend(input::load_objects(paths, io)?.into_iter().map(|o| o.json));
     }
-    let of_kind = |objs: &[Value], kind: &str| -> Vec<Value> {
-        objs.iter()
-            .filter(|v| Object(v).kind() == kind)
-            .cloned()
-            .collect()
-    };
-    let templates = of_kind(&all, kinds::SERVICE_TEMPLATE.kind);
-    let mut sets = of_kind(&main, kinds::SERVICE_SET.kind);
+    let main = &all[..n_main];
+    let templates: Vec<Value> = all
+        .iter()
+        .filter(|v| Object(v).kind() == kinds::SERVICE_TEMPLATE.kind)
+        .cloned()
+        .collect();
+    let derived;
+    let mut sets: Vec<&Value> = main
+        .iter()
+        .filter(|v| Object(v).kind() == kinds::SERVICE_SET.kind)
+        .collect();
     if sets.is_empty() {
-        sets = derive_service_sets(&main, &all, &args.system_namespace, io)?;
+        derived = derive_service_sets(main, &all, &args.system_namespace, io)?;
+        sets = derived.iter().collect();
     }
     if sets.is_empty() {
         let what = match &args.file {
@@ -102,7 +112,7 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let mut rendered_objects = Vec::new();
     let mut diagnostics = Vec::new();
     let mut errors = false;
-    for set in &sets {
+    for set in sets {
         let r = render::render(&Inputs {
             service_set: set,
             templates: &templates,
@@ -136,6 +146,7 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
 
 /// The ServiceSets (one by name, or all of the namespace) and ServiceTemplates of the cluster:
 /// (main objects, all objects).
+/// The ServiceSets to render and the templates of their namespace.
 fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> {
     let fatal = |e: crate::cluster::ClusterError| CliError::Fatal(e.0);
     let mut cluster = crate::cluster::Cluster::connect(&args.cluster).map_err(fatal)?;
@@ -176,9 +187,7 @@ fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> 
     let templates = cluster
         .list(&t_ar, &t_caps, Some(&namespace))
         .map_err(fatal)?;
-    let mut all = sets.clone();
-    all.extend(templates);
-    Ok((sets, all))
+    Ok((sets, templates))
 }
 
 /// The ServiceSets kcm would create for the ClusterDeployments and MultiClusterServices of the

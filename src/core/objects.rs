@@ -51,8 +51,15 @@ pub struct Loaded {
 }
 
 /// YAML nodes a file may hold when every object of it is kept (what `eval`, `check`,
-/// `render` and `doctor --from` read): a 10 MB dump of 5,000 objects holds about 600,000.
-pub const MAX_FILE_NODES: usize = 750_000;
+/// `render` and `doctor --from` read): a 10 MB dump of 5,000 objects holds about 600,000, a
+/// 10 MB file of 20,000 small manifests about 800,000. Converted to JSON, a node costs
+/// about 75 bytes when nothing else is kept (a file of tiny scalars).
+pub const MAX_FILE_NODES: usize = 1_500_000;
+
+/// Objects a file may hold when every one is kept. Each costs about 1 KiB beyond its nodes
+/// (its JSON maps, its place in indexes and reports): 10 MB of tiny objects would be 220,000
+/// of them and take half a gigabyte.
+pub const MAX_FILE_OBJECTS: usize = 50_000;
 
 /// Parses every document of `source` into objects, keeping their YAML nodes (for spans).
 pub fn load(source: &Arc<Source>, limits: &yaml::Limits) -> Loaded {
@@ -63,16 +70,40 @@ pub fn load(source: &Arc<Source>, limits: &yaml::Limits) -> Loaded {
 }
 
 /// Loads objects for evaluation: the JSON only (YAML nodes are not kept, which halves the
-/// memory), with a budget on the whole file since every object is kept. A document may use
-/// the whole budget: a dump (`kubectl get ... -o yaml`) is one List document.
+/// memory), with budgets on the whole file since every object is kept: nodes, and objects
+/// ([`MAX_FILE_NODES`], [`MAX_FILE_OBJECTS`]). A document keeps the loader's own limit
+/// (its node tree and its JSON are alive together while it is converted); a 10 MB dump
+/// (`kubectl get ... -o yaml`), one List document, is within it. Past the object budget,
+/// the objects are not kept and the first one left out is an error.
 pub fn load_values(source: &Arc<Source>) -> Loaded {
     let limits = yaml::Limits {
-        max_nodes: MAX_FILE_NODES,
         max_total_nodes: MAX_FILE_NODES,
         ..yaml::Limits::default()
     };
     let mut objects = Vec::new();
-    let mut loaded = for_each_object(source, &limits, false, &mut |o| objects.push(o));
+    let mut refused = None;
+    let mut loaded = for_each_object(source, &limits, false, &mut |o| {
+        if objects.len() < MAX_FILE_OBJECTS {
+            objects.push(o);
+        } else if refused.is_none() {
+            refused = Some(o.node.span.clone());
+        }
+    });
+    if let Some(span) = refused {
+        loaded.diagnostics.insert(
+            0,
+            Diagnostic::error(
+                CODE_SYNTAX,
+                format!(
+                    "the file holds more than {MAX_FILE_OBJECTS} objects: refusing to load it \
+                     (the limit bounds memory; split the file)"
+                ),
+            )
+            .at(source, source.first_line(span)),
+        );
+        loaded.syntax_error = true;
+        objects.clear();
+    }
     loaded.objects = objects;
     loaded
 }
@@ -380,5 +411,18 @@ mod tests {
         let masked = src.masked_text().unwrap();
         assert!(!masked.contains("aHVudGVy"), "{masked}");
         assert!(masked.contains("shown") && masked.contains("  password: ****"));
+    }
+
+    #[test]
+    fn a_file_of_more_objects_than_the_budget_is_refused_where_they_overflow() {
+        let doc = "---\n{apiVersion: v1, kind: C, metadata: {name: c}}\n";
+        let l = load_values(&Source::new("t.yaml", doc.repeat(MAX_FILE_OBJECTS)));
+        assert!(l.diagnostics.is_empty() && l.objects.len() == MAX_FILE_OBJECTS);
+        let text = doc.repeat(MAX_FILE_OBJECTS + 2);
+        let l = load_values(&Source::new("t.yaml", text.as_str()));
+        assert!(l.syntax_error && l.objects.is_empty());
+        assert!(l.diagnostics[0].message.contains("more than 50000 objects"));
+        let (start, _) = l.diagnostics[0].position().unwrap();
+        assert_eq!(start.line, 2 * MAX_FILE_OBJECTS + 2);
     }
 }
