@@ -7,7 +7,9 @@
 //! `data` and `stringData`, and kubectl's last-applied annotation, which holds a copy of the
 //! whole object. Secrets hide inside lists: `List` and `<Kind>List` objects at any depth, and
 //! the items of a `SecretList` are Secrets whatever their own `kind` says (the API server
-//! leaves `kind` out of list items).
+//! leaves `kind` out of list items). The `items` of any other object are searched too: an
+//! object whose `kind` is missing or mistyped may still be a list, and a Secret found where
+//! no list should hold one is scrubbed all the same.
 
 use std::ops::Range;
 
@@ -31,22 +33,22 @@ pub fn is_list_kind(kind: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Class {
     Secret,
-    /// A list; its items are Secrets if it is a `SecretList`.
-    List {
+    /// Anything else, whose `items` (if any) are searched; they are Secrets if it is a
+    /// `SecretList`.
+    Holder {
         of_secrets: bool,
     },
-    Other,
 }
 
 /// `kind` is the object's own kind; `in_secret_list` says it is an item of a `SecretList`.
 fn classify(kind: Option<&str>, in_secret_list: bool) -> Class {
     match kind {
         Some(k) if k == crate::api::kinds::SECRET.kind => Class::Secret,
-        Some(k) if is_list_kind(k) => Class::List {
+        Some(k) if is_list_kind(k) => Class::Holder {
             of_secrets: k == "SecretList",
         },
         _ if in_secret_list => Class::Secret,
-        _ => Class::Other,
+        _ => Class::Holder { of_secrets: false },
     }
 }
 
@@ -69,12 +71,11 @@ fn for_each_secret(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)
                 f(object);
                 count += 1;
             }
-            Class::List { of_secrets } => {
+            Class::Holder { of_secrets } => {
                 if let Some(Value::Array(items)) = object.get_mut("items") {
                     stack.extend(items.iter_mut().map(|item| (item, of_secrets)));
                 }
             }
-            Class::Other => {}
         }
     }
     count
@@ -166,12 +167,11 @@ pub fn secret_spans(root: &Node) -> Vec<Range<usize>> {
                     spans.push(v.span.clone());
                 }
             }
-            Class::List { of_secrets } => {
+            Class::Holder { of_secrets } => {
                 if let Some(items) = node.get("items").and_then(Node::as_seq) {
                     stack.extend(items.iter().map(|item| (item, of_secrets)));
                 }
             }
-            Class::Other => {}
         }
     }
     spans
@@ -270,6 +270,28 @@ mod tests {
         assert!(s.get("data").is_none() && s["type"] == "Opaque");
         // A kindless object outside a SecretList is not a Secret.
         assert_eq!(scrub(&mut item.clone()), 0);
+    }
+
+    #[test]
+    fn secrets_in_the_items_of_an_object_that_is_not_a_list_are_found_too() {
+        // Found by fuzzing: `kind:+ List` in a flow mapping is a key of its own, so the
+        // object has no kind, and its items held a SecretList.
+        let mut v = json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind:+ List": null, "items": [
+                {"apiVersion": "v1", "kind": "SecretList", "items": [{"metadata": {"name": "c"}, "data": {"x": "eA=="}}]},
+            ]},
+            {"kind": 5, "items": [secret("numeric kind")]},
+            {"kind": "Bundle", "items": [secret("custom")]},
+        ]});
+        assert_eq!(scrub(&mut v), 3);
+        assert!(!v.to_string().contains("eA==") && !v.to_string().contains("aHVudGVy"));
+        let text = "kind: Bundle\nitems:\n- kind: Secret\n  data: {p: aHVudGVyMg==}\n";
+        let (docs, _) = parse_documents(&Source::new("t", text));
+        let spans = secret_spans(docs[0].root.as_ref().unwrap());
+        assert_eq!(
+            spans.iter().map(|s| &text[s.clone()]).collect::<Vec<_>>(),
+            ["aHVudGVyMg=="]
+        );
     }
 
     #[test]
