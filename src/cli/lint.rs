@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::input::{self, InputError};
-use super::{
-    CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
-};
+use super::{CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use crate::core::lint::{self, Linter};
 use crate::diag::{Diagnostic, Severity, Source};
 use crate::output::diagnostics::{self as render, Summary};
@@ -33,7 +31,18 @@ pub struct LintArgs {
     /// List every check with its code and title
     #[arg(long)]
     pub list_rules: bool,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
+    pub output: OutputFormat,
 }
+
+/// The formats of `lint -o`.
+pub const FORMATS: &[OutputFormat] = &[
+    OutputFormat::Human,
+    OutputFormat::Json,
+    OutputFormat::Sarif,
+    OutputFormat::Github,
+];
 
 /// The problems of unreadable inputs get this code (documented with KSM001).
 const UNREADABLE: &str = "KSM000"; // documented in core::lint::rules::load
@@ -55,16 +64,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
         return Ok(EXIT_OK);
     }
-    let format = output_format(
-        global,
-        "lint",
-        &[
-            OutputFormat::Human,
-            OutputFormat::Json,
-            OutputFormat::Sarif,
-            OutputFormat::Github,
-        ],
-    )?;
+    let format = args.output;
     let linter = Linter::default();
     let mut summary = Summary::default();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
@@ -83,15 +83,16 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         };
         summary.files += 1;
         let report = lint::lint_source(&source, &linter);
-        if global.verbose > 0 {
+        if global.verbosity > 0 {
+            use crate::output::count;
             writeln!(
                 io.stderr,
-                "{}: {} documents, {} objects checked, {} skipped, {} findings",
+                "{}: {}, {} checked, {} skipped, {}",
                 source.name(),
-                report.documents,
-                report.linted,
+                count(report.documents, "document"),
+                count(report.linted, "object"),
                 report.skipped,
-                report.diagnostics.len()
+                count(report.diagnostics.len(), "finding")
             )?;
         }
         summary.documents += report.documents;
@@ -103,7 +104,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     summary.count(&diagnostics);
     match format {
         OutputFormat::Human => {
-            render::human(io.stdout, &diagnostics, io.color)?;
+            render::human_width(io.stdout, &diagnostics, io.color, io.width)?;
             writeln!(io.stdout, "{}", summary.line())?;
         }
         OutputFormat::Json => render::json_report(io.stdout, &diagnostics, &summary)?,
@@ -112,7 +113,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             render::github(io.stdout, &diagnostics)?;
             writeln!(io.stdout, "{}", summary.line())?;
         }
-        OutputFormat::Yaml => unreachable!("output_format() refuses -o yaml for lint"),
+        OutputFormat::Yaml => unreachable!("-o yaml is not a format of lint"),
     }
     Ok(if unreadable {
         EXIT_ERROR
