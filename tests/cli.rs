@@ -663,9 +663,15 @@ fn verbose_explains_true_results_and_counts_files() {
 #[test]
 fn runs_as_a_kubectl_plugin() {
     let Some(kubectl) = which("kubectl") else {
+        // The CI machine has kubectl: there a missing one is a failure, not a skip.
         assert!(
-            std::env::var_os("KSM_TEST_WITHOUT_KUBECTL").is_some(),
-            "kubectl is not on PATH; set KSM_TEST_WITHOUT_KUBECTL=1 to run without it"
+            !std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0"),
+            "kubectl is not on PATH, and CI is set: this test must run on CI"
+        );
+        // Straight to stderr, past the test harness's capture: a skip is seen.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"SKIPPED runs_as_a_kubectl_plugin: kubectl not found on PATH\n",
         );
         return;
     };
