@@ -40,6 +40,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "lint" -d 'L
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "eval" -d 'Evaluate a readiness rule against saved objects, with an explanation'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "check" -d 'Check a StateManagementProvider against saved objects: the conditions kcm would set'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "render" -d 'Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "diff" -d 'Compare the rendered objects with the live ones: exit 1 on drift, as `flux diff`'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "doctor" -d 'Diagnose stuck or failed services: SMP → ServiceSet → Flux object → source'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "run" -d 'Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "version" -d 'Print the version, git commit and build date'
@@ -119,6 +120,25 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l as-gr
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l live -d 'Read the ServiceSet and its ServiceTemplates from the cluster'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -s l -l selector -d 'With --live and no name, only the ServiceSets whose labels match (a=b,c!=d)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l templates -d 'Files or directories with ServiceTemplates' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l smp -d 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l system-namespace -d 'kcm\'s system namespace (self-management ServiceSets of a MultiClusterService live there)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -s o -l output -d 'Output format' -r -f -a "human\t'For people: colours, source excerpts, tables'
+json\t'A versioned JSON report'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -s v -l v -d 'Log level, as kubectl\'s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -s n -l namespace -d 'The namespace (default: the context\'s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l request-timeout -d 'How long to wait for one request: seconds, or a duration (30, 30s, 1m); 0 waits forever' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l as -d 'User to impersonate for the requests (e.g. the SMP\'s service account, system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l as-group -d 'Group to impersonate (repeat for several); needs --as' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -l live -d 'Render the ServiceSets of the cluster (with their ServiceTemplates) instead of a file'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand diff" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l from -d 'Diagnose saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output (Lists or single objects)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l serviceset -d 'Only this ServiceSet' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s l -l selector -d 'Only the ServiceSets whose labels match (kubectl\'s syntax: a=b,c!=d)' -r

@@ -141,6 +141,7 @@ mod tests {
                 "eval",
                 "check",
                 "render",
+                "diff",
                 "doctor",
                 "run",
                 "version",

@@ -6,6 +6,7 @@
 pub mod check;
 pub mod complete;
 pub mod completion;
+pub mod diff;
 pub mod doctor;
 pub mod eval;
 pub mod generate;
@@ -126,6 +127,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces
     Render(render::RenderArgs),
+    /// Compare the rendered objects with the live ones: exit 1 on drift, as `flux diff`
+    Diff(diff::DiffArgs),
     /// Diagnose stuck or failed services: SMP → ServiceSet → Flux object → source
     Doctor(doctor::DoctorArgs),
     /// Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out
@@ -268,6 +271,7 @@ pub fn run(
         Command::Eval(a) => eval::run(a, g, &mut io),
         Command::Check(a) => check::run(a, g, &mut io),
         Command::Render(a) => render::run(a, g, &mut io),
+        Command::Diff(a) => diff::run(a, g, &mut io),
         Command::Doctor(a) => doctor::run(a, g, &mut io),
         Command::Run(a) => run::run(a, g, &mut io),
         Command::Version(a) => version::run(a, &mut io),

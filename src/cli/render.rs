@@ -67,6 +67,39 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         return super::explain(code, io);
     }
     let format = args.output;
+    let (rendered_objects, diagnostics, errors) = rendered(args, global, io)?;
+    match format {
+        OutputFormat::Json => render_out::json_list(io.stdout, &rendered_objects)?,
+        _ => render_out::yaml_stream(io.stdout, &rendered_objects)?,
+    }
+    diag_out::human_width(io.stderr, &diagnostics, false, io.width)?;
+    let n_err = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if !diagnostics.is_empty() {
+        let n_warn = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count();
+        writeln!(
+            io.stderr,
+            "{} rendered; {}, {}",
+            crate::output::count(rendered_objects.len(), "object"),
+            crate::output::count(n_err, "error"),
+            crate::output::count(n_warn, "warning"),
+        )?;
+    }
+    Ok(if errors { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// The objects `render` prints (and `diff` compares), the findings of the translation, and
+/// whether some service could not be rendered.
+pub fn rendered(
+    args: &RenderArgs,
+    global: &GlobalArgs,
+    io: &mut Io,
+) -> Result<(Vec<Value>, Vec<crate::diag::Diagnostic>, bool), CliError> {
     let (main, mut all) = if args.live {
         live_inputs(args, global)?
     } else {
@@ -120,29 +153,7 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         rendered_objects.extend(r.objects);
         diagnostics.extend(r.diagnostics);
     }
-    match format {
-        OutputFormat::Json => render_out::json_list(io.stdout, &rendered_objects)?,
-        _ => render_out::yaml_stream(io.stdout, &rendered_objects)?,
-    }
-    diag_out::human_width(io.stderr, &diagnostics, false, io.width)?;
-    let n_err = diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    if !diagnostics.is_empty() {
-        let n_warn = diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Warning)
-            .count();
-        writeln!(
-            io.stderr,
-            "{} rendered; {}, {}",
-            crate::output::count(rendered_objects.len(), "object"),
-            crate::output::count(n_err, "error"),
-            crate::output::count(n_warn, "warning"),
-        )?;
-    }
-    Ok(if errors { EXIT_FINDINGS } else { EXIT_OK })
+    Ok((rendered_objects, diagnostics, errors))
 }
 
 /// The ServiceSets (one by name, or all of the namespace) and ServiceTemplates of the cluster:

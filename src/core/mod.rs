@@ -8,7 +8,8 @@
 //!   applies); [`derive`]: the ServiceSet kcm derives from a ClusterDeployment or a
 //!   MultiClusterService; [`adapter`]: the adapter's plan (objects, status, finalizer,
 //!   requeue); [`state`]: a Flux object mapped to a service state.
-//! - [`doctor`]: the diagnosis of a snapshot, from provider to source.
+//! - [`doctor`]: the diagnosis of a snapshot, from provider to source; [`drift`]: rendered
+//!   objects against live ones (`diff`).
 //! - [`codes`]: the registry of every KSM code; [`objects`]: objects loaded from sources.
 
 pub mod adapter;
@@ -17,6 +18,7 @@ pub mod codes;
 pub mod crds;
 pub mod derive;
 pub mod doctor;
+pub mod drift;
 pub mod lint;
 pub mod objects;
 pub mod readiness;
