@@ -49,6 +49,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             break
         }
         'kubectl-ksm;lint' {
+            [CompletionResult]::new('--placeholders', '--placeholders', [CompletionResultType]::ParameterName, 'Template placeholders (`${VAR}`, `$VAR`, `<name>`, KSM402): report them as errors, as warnings, or not at all (a repository of templates)')
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')

@@ -25,6 +25,10 @@ pub struct LintArgs {
     /// Fail (exit 1) on warnings too
     #[arg(long)]
     pub strict: bool,
+    /// Template placeholders (`${VAR}`, `$VAR`, `<name>`, KSM402): report them as errors, as
+    /// warnings, or not at all (a repository of templates)
+    #[arg(long, value_name = "SEVERITY", default_value = "warning", value_parser = ["error", "warning", "ignore"])]
+    pub placeholders: String,
     /// Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
@@ -65,7 +69,14 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         return Ok(EXIT_OK);
     }
     let format = args.output;
-    let linter = Linter::default();
+    let linter = Linter {
+        placeholders: match args.placeholders.as_str() {
+            "error" => Some(Severity::Error),
+            "ignore" => None,
+            _ => Some(Severity::Warning),
+        },
+        ..Linter::default()
+    };
     let mut summary = Summary::default();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut unreadable = false;

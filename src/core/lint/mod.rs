@@ -77,14 +77,28 @@ impl Target {
 }
 
 /// Settings shared by every object of a run.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Linter {
     pub cel_limits: cel::Limits,
     pub yaml_limits: yaml::Limits,
+    /// The severity of template placeholders (KSM402); None ignores them.
+    pub placeholders: Option<crate::diag::Severity>,
     /// Compile results by rule text (compiled under `cel_limits`).
     pub(crate) compiled: Memo<String, Rc<CompileResult>>,
     /// KSM204 findings by rule text, target apiVersion and kind.
     pub(crate) unguarded: Memo<(String, String, String), Rc<Vec<rules::Unguarded>>>,
+}
+
+impl Default for Linter {
+    fn default() -> Self {
+        Linter {
+            cel_limits: cel::Limits::default(),
+            yaml_limits: yaml::Limits::default(),
+            placeholders: Some(crate::diag::Severity::Warning),
+            compiled: Memo::default(),
+            unguarded: Memo::default(),
+        }
+    }
 }
 
 /// A bounded memo of a deterministic function's results: SMPs repeat their rules (the
@@ -247,6 +261,11 @@ pub struct SourceReport {
 /// document, not the file).
 pub fn lint_source(source: &Arc<Source>, linter: &Linter) -> SourceReport {
     let mut report = SourceReport::default();
+    if let Some(note) = rules::repository::helm_template(source) {
+        report.skipped = 1;
+        report.diagnostics.push(note);
+        return report;
+    }
     let mut diagnostics = Vec::new();
     let loaded =
         objects::for_each_object(
@@ -265,13 +284,29 @@ pub fn lint_source(source: &Arc<Source>, linter: &Linter) -> SourceReport {
     report.unreadable = loaded.syntax_error;
     report.diagnostics = loaded.diagnostics;
     report.diagnostics.extend(diagnostics);
+    let nothing_but_non_objects = report.linted + report.skipped == 0
+        && !report.unreadable
+        && report
+            .diagnostics
+            .iter()
+            .all(|d| d.code == objects::CODE_NOT_OBJECT);
+    if nothing_but_non_objects
+        && !report.diagnostics.is_empty()
+        && let Some(note) = rules::repository::not_kubernetes(source)
+    {
+        report.skipped = report.documents;
+        report.diagnostics = vec![note];
+    }
     crate::diag::sort_by_position(&mut report.diagnostics);
     report
 }
 
 /// Lints one object; None when its kind is not one `lint` checks.
 pub fn lint_object(object: &LoadedObject, linter: &Linter) -> Option<Vec<Diagnostic>> {
-    let target = Target::of(&object.json)?;
+    let Some(target) = Target::of(&object.json) else {
+        // Not a kind lint checks; unless it is one misspelled.
+        return rules::kind_typo::check(object).map(|d| vec![d]);
+    };
     let ctx = Context {
         object,
         target,
