@@ -54,6 +54,7 @@ fn a_repository_is_linted_quietly_and_strictly() {
             "KSM402 docs/clusterdeployment-aws.yaml:11".into(),
             "KSM402 docs/clusterdeployment-aws.yaml:12".into(),
             "KSM401 docs/servicetemplate-kyverno.YAML:4".into(),
+            "KSM406 apps/ingress-nginx/examples/mcs.yaml:12".into(),
         ]
     );
     let s = &report["summary"];
@@ -63,7 +64,7 @@ fn a_repository_is_linted_quietly_and_strictly() {
     );
     assert_eq!(
         (s["warnings"].as_u64(), s["notes"].as_u64()),
-        (Some(4), Some(3))
+        (Some(5), Some(3))
     );
 }
 

@@ -80,6 +80,8 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let mut summary = Summary::default();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut unreadable = false;
+    // The SMPs and provider references of every input, checked together at the end.
+    let mut providers = lint::SourceReport::default();
     for path in input::expand_paths(&args.paths) {
         let source = path.and_then(|p| input::read_source(&p, io.stdin));
         let source = match source {
@@ -110,8 +112,11 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         summary.objects += report.linted;
         summary.skipped += report.skipped;
         unreadable |= report.unreadable;
+        providers.smps.extend(report.smps);
+        providers.provider_refs.extend(report.provider_refs);
         diagnostics.extend(report.diagnostics);
     }
+    diagnostics.extend(lint::provider_findings(&[&providers]));
     summary.count(&diagnostics);
     match format {
         OutputFormat::Human => {

@@ -10,6 +10,7 @@ mod load;
 mod missing_namespace;
 mod name;
 pub mod placeholder;
+pub mod provider_name;
 mod provisioner_crd;
 pub mod repository;
 mod rule_not_bool;
@@ -52,6 +53,7 @@ pub static ALL: &[&RuleInfo] = &[
     &kind_typo::INFO,
     &repository::HELM_TEMPLATE,
     &repository::NOT_KUBERNETES,
+    &provider_name::INFO,
 ];
 
 /// Runs every check that applies to the object's kind.
