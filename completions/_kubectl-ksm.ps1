@@ -49,7 +49,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             break
         }
         'kubectl-ksm;lint' {
-            [CompletionResult]::new('--placeholders', '--placeholders', [CompletionResultType]::ParameterName, 'Template placeholders (`${VAR}`, `$VAR`, `<name>`, KSM402): report them as errors, as warnings, or not at all (a repository of templates)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'The lint configuration (default: the nearest .kubectl-ksm.yaml from the current directory up): excluded paths, disabled codes, the placeholders'' severity')
+            [CompletionResult]::new('--placeholders', '--placeholders', [CompletionResultType]::ParameterName, 'Template placeholders (`${VAR}`, `$VAR`, `<name>`, KSM402): report them as errors, as warnings, or not at all (a repository of templates) [default: warning, or the configuration''s lint.placeholders]')
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')

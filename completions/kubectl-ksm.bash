@@ -608,12 +608,16 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__lint)
-            opts="-o -v -n -h -V --strict --placeholders --explain --list-rules --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            opts="-o -v -n -h -V --strict --config --placeholders --explain --list-rules --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --placeholders)
                     COMPREPLY=($(compgen -W "error warning ignore" -- "${cur}"))
                     return 0

@@ -47,7 +47,8 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "version" -d
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish, powershell)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "__complete" -d 'Completion protocol used by the kubectl_complete-ksm script'
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l placeholders -d 'Template placeholders (`${VAR}`, `$VAR`, `<name>`, KSM402): report them as errors, as warnings, or not at all (a repository of templates)' -r -f -a "error\t''
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l config -d 'The lint configuration (default: the nearest .kubectl-ksm.yaml from the current directory up): excluded paths, disabled codes, the placeholders\' severity' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l placeholders -d 'Template placeholders (`${VAR}`, `$VAR`, `<name>`, KSM402): report them as errors, as warnings, or not at all (a repository of templates) [default: warning, or the configuration\'s lint.placeholders]' -r -f -a "error\t''
 warning\t''
 ignore\t''"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l explain -d 'Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)' -r

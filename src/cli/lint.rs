@@ -25,10 +25,15 @@ pub struct LintArgs {
     /// Fail (exit 1) on warnings too
     #[arg(long)]
     pub strict: bool,
+    /// The lint configuration (default: the nearest .kubectl-ksm.yaml from the current
+    /// directory up): excluded paths, disabled codes, the placeholders' severity
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
     /// Template placeholders (`${VAR}`, `$VAR`, `<name>`, KSM402): report them as errors, as
     /// warnings, or not at all (a repository of templates)
-    #[arg(long, value_name = "SEVERITY", default_value = "warning", value_parser = ["error", "warning", "ignore"])]
-    pub placeholders: String,
+    /// [default: warning, or the configuration's lint.placeholders]
+    #[arg(long, value_name = "SEVERITY", value_parser = ["error", "warning", "ignore"])]
+    pub placeholders: Option<String>,
     /// Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
@@ -69,8 +74,15 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         return Ok(EXIT_OK);
     }
     let format = args.output;
+    let config = super::lint_config::LintConfig::find(args.config.as_deref())?;
+    let placeholders = args
+        .placeholders
+        .as_deref()
+        .or(config.placeholders.as_deref())
+        .unwrap_or("warning");
     let linter = Linter {
-        placeholders: match args.placeholders.as_str() {
+        disabled: config.disabled.clone(),
+        placeholders: match placeholders {
             "error" => Some(Severity::Error),
             "ignore" => None,
             _ => Some(Severity::Warning),
@@ -82,7 +94,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let mut unreadable = false;
     // The SMPs and provider references of every input, checked together at the end.
     let mut providers = lint::SourceReport::default();
-    for path in input::expand_paths(&args.paths) {
+    for path in config.expand(&args.paths)? {
         let source = path.and_then(|p| input::read_source(&p, io.stdin));
         let source = match source {
             Ok(s) => s,
@@ -111,6 +123,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         summary.documents += report.documents;
         summary.objects += report.linted;
         summary.skipped += report.skipped;
+        summary.suppressed += report.suppressed;
         unreadable |= report.unreadable;
         providers.smps.extend(report.smps);
         providers.provider_refs.extend(report.provider_refs);

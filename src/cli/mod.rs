@@ -12,6 +12,7 @@ pub mod eval;
 pub mod generate;
 pub mod input;
 pub mod lint;
+pub mod lint_config;
 pub mod logs;
 pub mod render;
 pub mod run;

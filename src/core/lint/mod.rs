@@ -5,6 +5,7 @@
 //! semantics). Readiness rules are compiled once per object and shared by the rule checks.
 
 pub mod rules;
+pub mod suppress;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -83,6 +84,8 @@ pub struct Linter {
     pub yaml_limits: yaml::Limits,
     /// The severity of template placeholders (KSM402); None ignores them.
     pub placeholders: Option<crate::diag::Severity>,
+    /// Codes the lint configuration disables.
+    pub disabled: Vec<&'static str>,
     /// Compile results by rule text (compiled under `cel_limits`).
     pub(crate) compiled: Memo<String, Rc<CompileResult>>,
     /// KSM204 findings by rule text, target apiVersion and kind.
@@ -95,6 +98,7 @@ impl Default for Linter {
             cel_limits: cel::Limits::default(),
             yaml_limits: yaml::Limits::default(),
             placeholders: Some(crate::diag::Severity::Warning),
+            disabled: Vec::new(),
             compiled: Memo::default(),
             unguarded: Memo::default(),
         }
@@ -259,6 +263,8 @@ pub struct SourceReport {
     /// objects reference: checked across every input by [`provider_findings`].
     pub smps: Vec<String>,
     pub provider_refs: Vec<rules::provider_name::ProviderRef>,
+    /// Findings silenced by the configuration or an inline suppression.
+    pub suppressed: usize,
 }
 
 /// "did you mean" for provider names no SMP of the inputs has (KSM406), from the SMPs and
@@ -278,6 +284,13 @@ pub fn provider_findings(reports: &[&SourceReport]) -> Vec<Diagnostic> {
 /// Lints every object of a source, one document at a time (memory is bounded by the largest
 /// document, not the file).
 pub fn lint_source(source: &Arc<Source>, linter: &Linter) -> SourceReport {
+    let mut report = lint_source_unsuppressed(source, linter);
+    report.suppressed = suppress::apply(source, &linter.disabled, &mut report.diagnostics);
+    crate::diag::sort_by_position(&mut report.diagnostics);
+    report
+}
+
+fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceReport {
     let mut report = SourceReport::default();
     if let Some(note) = rules::repository::helm_template(source) {
         report.skipped = 1;

@@ -54,6 +54,7 @@ pub static ALL: &[&RuleInfo] = &[
     &repository::HELM_TEMPLATE,
     &repository::NOT_KUBERNETES,
     &provider_name::INFO,
+    &crate::core::lint::suppress::NO_REASON,
 ];
 
 /// Runs every check that applies to the object's kind.
