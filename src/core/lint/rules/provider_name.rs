@@ -4,10 +4,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::schema::edit_distance;
-use crate::api::kcm::DEFAULT_PROVIDER;
+use crate::api::kcm::{self, DEFAULT_PROVIDER};
 use crate::core::lint::{RuleInfo, Target, key, node_at};
 use crate::core::objects::LoadedObject;
 use crate::diag::{Diagnostic, Severity, Source};
@@ -52,31 +50,30 @@ pub struct ProviderRef {
 
 /// What an object contributes: an SMP its name, the others their provider reference.
 pub fn collect(object: &LoadedObject, smps: &mut Vec<String>, refs: &mut Vec<ProviderRef>) {
-    let path: &[&str] = match Target::of(&object.json) {
+    let o = &object.json;
+    let (name, path): (&str, &[&str]) = match Target::of(o) {
         Some(Target::StateManagementProvider) => {
-            if let Some(n) = object
-                .json
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-            {
-                smps.push(n.to_string());
-            }
+            smps.push(kcm::StateManagementProvider(o).name().to_string());
             return;
         }
-        Some(Target::ServiceSet) => &["spec", "provider", "name"],
-        Some(Target::ClusterDeployment | Target::MultiClusterService) => {
-            &["spec", "serviceSpec", "provider", "name"]
-        }
+        Some(Target::ServiceSet) => (
+            kcm::ServiceSet(o).provider_name(),
+            &["spec", "provider", "name"],
+        ),
+        // Unset, kcm's default: nothing to check.
+        Some(Target::ClusterDeployment | Target::MultiClusterService) => (
+            kcm::ServiceSource(o).provider_name(),
+            &["spec", "serviceSpec", "provider", "name"],
+        ),
         _ => return,
     };
     let segs: Vec<_> = path.iter().map(|k| key(k)).collect();
-    let pointer: String = path.iter().map(|k| format!("/{k}")).collect();
-    let (Some(name), Some(node)) = (
-        object.json.pointer(&pointer).and_then(Value::as_str),
-        node_at(&object.node, &segs),
-    ) else {
+    let Some(node) = node_at(&object.node, &segs) else {
         return;
     };
+    if name.is_empty() {
+        return;
+    }
     refs.push(ProviderRef {
         name: name.to_string(),
         source: object.source.clone(),
