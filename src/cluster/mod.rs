@@ -58,6 +58,9 @@ pub const GROUPS: &[&str] = &[
     kinds::HELM_RELEASE.group,
     kinds::KUSTOMIZATION.group,
     kinds::HELM_CHART.group,
+    kinds::PROFILE.group,
+    kinds::SVELTOS_CLUSTER.group,
+    kinds::CAPI_CLUSTER.group,
 ];
 
 impl Cluster {
