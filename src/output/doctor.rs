@@ -62,15 +62,16 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
                     .chain(v.services.iter().flat_map(|s| s.findings.iter()))
                     .map(|i| r.findings[*i].severity)
                     .min();
-                let ok = v
-                    .services
-                    .iter()
-                    .filter(|s| {
-                        s.findings
-                            .iter()
-                            .all(|i| r.findings[*i].severity == Severity::Info)
-                    })
-                    .count();
+                // As the summary counts: no service is healthy under a set with a problem.
+                let only_info = |ids: &[usize]| {
+                    ids.iter()
+                        .all(|i| r.findings[*i].severity == Severity::Info)
+                };
+                let ok = if only_info(&v.findings) {
+                    v.services.iter().filter(|s| only_info(&s.findings)).count()
+                } else {
+                    0
+                };
                 [
                     v.service_set.namespace.clone(),
                     v.service_set.name.clone(),
@@ -116,7 +117,14 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
     }
     // One tree per ServiceSet with problems (or every one with -v is left to JSON).
     for v in &r.service_sets {
-        let set_worst = v.findings.iter().map(|i| r.findings[*i].severity).min();
+        // A set is as bad as its worst finding, its services' included: never a ✓ on a set
+        // with a failed service.
+        let set_worst = v
+            .findings
+            .iter()
+            .chain(v.services.iter().flat_map(|s| s.findings.iter()))
+            .map(|i| r.findings[*i].severity)
+            .min();
         writeln!(
             out,
             "{} ServiceSet {}/{} (provider {})",
@@ -138,9 +146,9 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
             let worst = s.findings.iter().map(|i| r.findings[*i].severity).min();
             let state = match (&s.reported, &s.observed) {
                 (Some(a), Some(b)) if a == b => a.clone(),
-                (Some(a), Some(b)) => format!("{a} (Flux: {b})"),
+                (Some(a), Some(b)) => format!("{a} ({}: {b})", v.translation),
                 (Some(a), None) => a.clone(),
-                (None, Some(b)) => format!("Flux: {b}"),
+                (None, Some(b)) => format!("{}: {b}", v.translation),
                 (None, None) => "-".into(),
             };
             writeln!(
