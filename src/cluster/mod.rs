@@ -319,6 +319,18 @@ pub const DOCTOR_KINDS: &[(&Kind, bool)] = &[
     (&kinds::GIT_REPOSITORY, true),
     (&kinds::OCI_REPOSITORY, true),
     (&kinds::BUCKET, true),
+    // kcm's default provider: the Profiles kcm writes, what Sveltos makes of them, the
+    // clusters they target and what the Profile is built from. ClusterSummaries and
+    // ClusterConfigurations live in the cluster's namespace (`mgmt` for self-management).
+    (&kinds::PROFILE, false),
+    (&kinds::CLUSTER_PROFILE, true),
+    (&kinds::CLUSTER_SUMMARY, true),
+    (&kinds::CLUSTER_CONFIGURATION, true),
+    (&kinds::SVELTOS_CLUSTER, true),
+    (&kinds::CAPI_CLUSTER, false),
+    (&kinds::CLUSTER_DEPLOYMENT, false),
+    (&kinds::MULTI_CLUSTER_SERVICE, true),
+    (&kinds::CREDENTIAL, false),
 ];
 
 /// What a live snapshot holds and how it was taken.
@@ -344,21 +356,44 @@ impl Cluster {
                 self.server
             )));
         }
-        if !self.has_group(kinds::HELM_RELEASE.group) && !self.has_group(kinds::KUSTOMIZATION.group)
-        {
+        let flux =
+            self.has_group(kinds::HELM_RELEASE.group) || self.has_group(kinds::KUSTOMIZATION.group);
+        let sveltos = self.has_group(kinds::PROFILE.group);
+        if !flux && !sveltos {
             return Err(ClusterError(format!(
-                "the cluster at {} serves neither HelmReleases nor Kustomizations: is Flux installed? (flux check, or kubectl api-resources --api-group=helm.toolkit.fluxcd.io)",
-                self.server
+                "the cluster at {} serves neither Sveltos Profiles ({}, kcm's default provider) nor Flux HelmReleases/Kustomizations: are the providers installed? (kubectl api-resources --api-group={})",
+                self.server,
+                kinds::PROFILE.group,
+                kinds::PROFILE.group
             )));
         }
         let mut objects = Vec::new();
         let mut notes = Vec::new();
+        if !sveltos {
+            notes.push(format!(
+                "the cluster serves no Sveltos CRDs ({}): ServiceSets of kcm's default provider ksm-projectsveltos cannot be followed past their status",
+                kinds::PROFILE.group
+            ));
+        }
+        if !flux {
+            notes.push(format!(
+                "the cluster serves no Flux CRDs ({}): ServiceSets of a Flux adapter cannot be followed past their status",
+                kinds::HELM_RELEASE.group
+            ));
+        }
         for (kind, everywhere) in DOCTOR_KINDS {
             let (group, kind) = (kind.group, kind.kind);
             let Some((ar, caps)) = self.resource(group, kind) else {
-                notes.push(format!(
-                    "the cluster does not serve {kind} ({group}): nothing of that kind to follow"
-                ));
+                // A whole provider's group absent is said once, above.
+                let said = (group == kinds::PROFILE.group && !sveltos)
+                    || ((group == kinds::HELM_RELEASE.group
+                        || group == kinds::KUSTOMIZATION.group)
+                        && !flux);
+                if !said {
+                    notes.push(format!(
+                        "the cluster does not serve {kind} ({group}): nothing of that kind to follow"
+                    ));
+                }
                 continue;
             };
             let ns = if *everywhere { None } else { namespace };

@@ -57,17 +57,24 @@ def deployment(ns, name):
                        "readyReplicas": 1, "updatedReplicas": 1}}
 
 
-def crd(plural, kind):
+def crd(plural, kind, group="config.projectsveltos.io", version="v1beta1"):
+    """A CRD as `kubectl get crd` saves it, its schema reduced to an open object."""
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.config.projectsveltos.io"},
-            "spec": {"group": "config.projectsveltos.io", "names": {"kind": kind, "plural": plural},
-                     "scope": "Namespaced", "versions": [{"name": "v1beta1", "served": True, "storage": True}]},
-            "status": {"conditions": [{"type": "Established", "status": "True"}]}}
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "names": {"kind": kind, "plural": plural, "listKind": kind + "List",
+                                               "singular": kind.lower()},
+                     "scope": "Namespaced",
+                     "versions": [{"name": version, "served": True, "storage": True, "schema": schema,
+                                   "subresources": {"status": {}}}]},
+            "status": {"conditions": [{"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                                       "message": "the initial names have been accepted"}]}}
 
 
 PLATFORM = [SMP, deployment("kcm-system", "kcm-controller-manager"),
             deployment("projectsveltos", "addon-controller"),
-            crd("profiles", "Profile"), crd("clustersummaries", "ClusterSummary")]
+            crd("profiles", "Profile"), crd("clustersummaries", "ClusterSummary"),
+            crd("clusters", "Cluster", "cluster.x-k8s.io", "v1beta2")]
 
 FEATURE_OK = {"featureID": "Helm", "status": "Provisioned", "consecutiveFailures": 0,
               "hash": "8UsfB9vZpjIceiTHIKYgrr+emLow23ABa5RxloaKZkQ=", "lastAppliedTime": "2026-11-21T09:02:31Z"}
