@@ -232,3 +232,39 @@ fn serve_flux_only(dump: &Path) -> FakeApiServer {
     server.load_objects_yaml(&std::fs::read_to_string(dump).unwrap());
     server
 }
+
+#[test]
+fn an_empty_namespace_is_named_with_a_hint() {
+    let server = serve(&root().join("testdata/doctor/sveltos-healthy-profile/dump.yaml"));
+    let dir = std::env::temp_dir().join(format!("ksm-live-doctor-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig);
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .arg("doctor")
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .env_clear()
+            .output()
+            .unwrap()
+    };
+    let out = run(&["-n", "team-empty"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no ServiceSets in namespace team-empty (-A looks in every namespace)"),
+        "{stderr}"
+    );
+    let out = run(&["dev-cluster", "-n", "team-empty"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["dev-cluster", "-n", "kcm-system"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
