@@ -95,6 +95,17 @@ fn lint_problems_github() {
     assert_cmd_snapshot!(ksm().args(["lint", "-o", "github", "testdata/lint/smp-problems.yaml"]));
 }
 
+/// kcm's health-rule ConfigMaps: load errors at their line:col inside the embedded `rules`.
+#[test]
+fn lint_health_rule_config_maps() {
+    assert_cmd_snapshot!(ksm().args([
+        "lint",
+        "--color",
+        "never",
+        "testdata/lint/health-rules.yaml"
+    ]));
+}
+
 #[test]
 fn lint_reads_directories_recursively() {
     assert_cmd_snapshot!(ksm().args(["lint", "testdata/examples"]));

@@ -170,12 +170,27 @@ impl Cluster {
         caps: &ApiCapabilities,
         namespace: Option<&str>,
     ) -> Result<Vec<Value>, ClusterError> {
+        self.list_selected(ar, caps, namespace, None)
+    }
+
+    /// The objects of a kind matching a label selector, one paginated list.
+    pub fn list_selected(
+        &self,
+        ar: &ApiResource,
+        caps: &ApiCapabilities,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
         let api: Api<DynamicObject> = match (caps.scope.clone(), namespace) {
             (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, ar),
             _ => Api::all_with(self.client.clone(), ar),
         };
         let items = self.paginate(&format!("list {}", ar.plural), |lp| {
             let api = api.clone();
+            let lp = match label_selector {
+                Some(s) => lp.labels(s),
+                None => lp,
+            };
             async move { api.list(&lp).await }
         })?;
         Ok(items.into_iter().map(|o| with_type(&o, ar)).collect())
@@ -398,6 +413,22 @@ impl Cluster {
             };
             let ns = if *everywhere { None } else { namespace };
             objects.extend(self.list(&ar, &caps, ns)?);
+        }
+        // kcm's health-rule ConfigMaps (every namespace: the system namespace holds the global
+        // tier), by their label.
+        if sveltos {
+            let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+            let caps = ApiCapabilities {
+                scope: Scope::Namespaced,
+                subresources: Vec::new(),
+                operations: Vec::new(),
+            };
+            objects.extend(self.list_selected(
+                &ar,
+                &caps,
+                None,
+                Some(crate::api::sveltos::LABEL_HEALTH_RULE_TARGET),
+            )?);
         }
         // Secret names, never their data: metadata-only list.
         let secrets_listed = match self.secret_names(namespace) {

@@ -314,10 +314,33 @@ def _():
     st = svc_status(ss, "cert-manager")
     st.update({"state": "Provisioning", "lastStateTransitionTime": T_OLD})
     st.pop("version"); st.pop("lastDeployedHash")
+    rules = "\n".join([
+        "- {group: apps, version: v1, kind: Deployment, scope: Namespaced,",
+        "   healthy: 'has(obj.status.readyReplicas) && obj.status.readyReplicas == obj.spec.replicas',",
+        "   message: '\"replicas not ready\"'}",
+        "- {group: apps, version: v1, kind: StatefulSet, scope: Namespaced,",
+        "   healthy: 'has(obj.status.readyReplicas) && obj.status.readyReplicas == obj.spec.replicas',",
+        "   message: '\"replicas not ready\"'}",
+        "- {group: apps, version: v1, kind: DaemonSet, scope: Namespaced,",
+        "   healthy: 'obj.status.numberReady == obj.status.desiredNumberScheduled',",
+        "   message: '\"nodes not ready\"'}",
+        "- group: ''",
+        "  version: v1",
+        "  kind: Pod",
+        "  scope: Namespaced",
+        "  healthy: |",
+        "    has(obj.status.conditions) &&",
+        "    obj.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
+        "  message: '\"pod not ready\"'",
+        ""])
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "kcm-default-health-rules", "namespace": "kcm-system",
+                       "labels": {"k0rdent.mirantis.com/health-rule-target": "global"}},
+          "data": {"rules": rules}}
     st["conditions"] = [{"type": "ServiceHealthPod", "status": "False", "reason": "PodUnhealthy",
                          "message": "1 Pod unhealthy: cert-manager/cert-manager-startupapicheck-5x7qz (job: Completed, rule kcm-system/kcm-default-health-rules#3)",
                          "lastTransitionTime": "2026-11-21T09:03:00Z"}]
-    return [ss, p, cs, cc]
+    return [ss, p, cs, cc, cm]
 
 
 @case("verifier-no-chart-entry", "ingress-nginx is installed and no health condition is False, but the ClusterConfiguration has no chart entry for its release: kcm cannot compute the fingerprint and never promotes it (Provisioning since 09:00, no version stamped) -> KSM626.")

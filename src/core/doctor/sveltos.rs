@@ -406,3 +406,51 @@ pub(super) fn non_retriable(summary: ClusterSummary, feature: &str) -> bool {
         .feature(feature)
         .is_some_and(|f| f.status() == FeatureStatus::FailedNonRetriable)
 }
+
+impl Doctor<'_, '_> {
+    /// The rules a health condition's message names (`rule <ns>/<configmap>#<i>`), read from
+    /// the ConfigMaps of the snapshot as kcm reads them: "`<ns>/<cm>#<i>`: <group>/<kind>
+    /// healthy: <expression>".
+    pub(super) fn named_rules(&self, message: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for part in message.split("rule ").skip(1) {
+            let reference: String = part
+                .chars()
+                .take_while(|c| !matches!(c, ')' | ';' | ',' | ' '))
+                .collect();
+            let Some((cm, index)) = reference.split_once('#') else {
+                continue;
+            };
+            let Some((ns, name)) = cm.split_once('/') else {
+                continue;
+            };
+            let Ok(index) = index.parse::<usize>() else {
+                continue;
+            };
+            let Some(text) = self
+                .snap
+                .find(kinds::CONFIG_MAP.kind, ns, name)
+                .and_then(|c| c.pointer("/data/rules"))
+                .and_then(Value::as_str)
+            else {
+                continue;
+            };
+            let (rules, _) = crate::core::lint::health_rules::parse_rules(text);
+            if let Some(r) = rules.into_iter().find(|r| r.index == index) {
+                let healthy = r.healthy.split_whitespace().collect::<Vec<_>>().join(" ");
+                let line = format!(
+                    "{reference}: {} healthy: {healthy}",
+                    if r.group.is_empty() {
+                        r.kind.clone()
+                    } else {
+                        format!("{}/{}", r.group, r.kind)
+                    }
+                );
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+        out
+    }
+}

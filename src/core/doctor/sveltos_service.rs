@@ -345,6 +345,10 @@ impl Doctor<'_, '_> {
             if text.contains("Completed") {
                 m.push_str(". Completed pods (Jobs or hooks left behind) are never Ready: the default Pod rule keeps the service Provisioning until they are deleted");
             }
+            let rules = self.named_rules(&text);
+            if !rules.is_empty() {
+                m.push_str(&format!(". The rule: {}", rules.join("; ")));
+            }
             f(self, Severity::Error, codes::VERIFIER_HOLD, m, hint);
             return;
         }
