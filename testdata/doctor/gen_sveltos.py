@@ -433,6 +433,19 @@ def _():
     return [ss, p, cs, cc]
 
 
+@case("reference-namespace", "The provider config's policyRefs name ConfigMap platform/namespaces, but Sveltos reads a Profile's policyRefs in the Profile's namespace kcm-system -> KSM632; the services themselves are Deployed.")
+def _():
+    ss, p, cs, cc = healthy_parts()
+    ref = {"kind": "ConfigMap", "name": "namespaces", "namespace": "platform"}
+    ss["spec"]["provider"]["config"]["policyRefs"] = [ref]
+    full = dict(ref, deploymentType="Remote", optional=False, skipNamespaceCreation=False, tier=100)
+    p["spec"]["policyRefs"] = [full]
+    cs["spec"]["clusterProfileSpec"]["policyRefs"] = [copy.deepcopy(full)]
+    cs["status"]["featureSummaries"].append({"featureID": "Resources", "status": "Provisioned",
+                                             "consecutiveFailures": 0, "hash": "x0qH6bV2Gm0gA8e0k1yJtY1oXo5b2c3d4e5f6g7h8i9="})
+    return [ss, p, cs, cc]
+
+
 def main():
     for name, (readme, build) in CASES.items():
         d = os.path.join(HERE, "sveltos-" + name)

@@ -33,6 +33,7 @@ pub const DEPENDENTS_BLOCKED: &str = "KSM628";
 pub const NIL_CONFIG_TIER: &str = "KSM629";
 pub const HEALTH_RULES_INVALID: &str = "KSM630";
 pub const SUMMARY_SUSPENDED: &str = "KSM631";
+pub const REFERENCE_NAMESPACE: &str = "KSM632";
 
 /// Every code of this family, in code order, with its documentation.
 pub static ALL: &[CodeInfo] = &[
@@ -506,6 +507,21 @@ Nothing is deployed or updated on the cluster while it lasts.
 
 ## Fix
 kubectl get clustersummary -n <cluster namespace> <name> -o yaml
+",
+    },
+    CodeInfo {
+        code: REFERENCE_NAMESPACE,
+        name: "reference-namespace-rewritten",
+        severity: Severity::Warning,
+        title: "Sveltos looks a Profile's reference up in the Profile's namespace",
+        docs: "## What it finds
+A `policyRefs` or `kustomizationRefs` entry of a (namespaced) Profile names another namespace than the Profile's.
+
+## Why it matters
+Sveltos rewrites, in memory, the namespace of those references to the Profile's own namespace: the object of the other namespace is never read, and the one of the same name in the Profile's namespace (or nothing) is deployed instead.
+
+## Fix
+Put the ConfigMap, Secret or source in the ServiceSet's namespace, or use a MultiClusterService (ClusterProfile) when it must be shared.
 ",
     },
 ];

@@ -173,6 +173,27 @@ impl<'a> Doctor<'a, '_> {
             return ctx;
         };
 
+        // References Sveltos rewrites to the Profile's namespace.
+        if kind == ProfileKind::Profile {
+            for field in ["policyRefs", "kustomizationRefs"] {
+                for r in items_at(profile.0, &format!("/spec/{field}")) {
+                    let r_ns = crate::api::meta::str_at(r, "/namespace");
+                    if !r_ns.is_empty() && r_ns != ns {
+                        let r_kind = crate::api::meta::str_at(r, "/kind");
+                        let r_name = crate::api::meta::str_at(r, "/name");
+                        set_findings.push(self.push(Finding {
+                            severity: Severity::Warning,
+                            code: codes::REFERENCE_NAMESPACE,
+                            object: profile.meta().id(),
+                            chain: chain.clone(),
+                            message: format!("{profile_disp}: spec.{field} names {r_kind} {r_ns}/{r_name}, but Sveltos reads a Profile's {field} in the Profile's namespace: it deploys {r_kind} {ns}/{r_name} (if it exists) instead"),
+                            hint: format!("kubectl get {} -n {ns} {r_name}", r_kind.to_lowercase()),
+                        }));
+                    }
+                }
+            }
+        }
+
         // Nil provider config: tier 100.
         if ss.provider_config().is_none_or(Value::is_null) && profile.tier() == sv::DEFAULT_TIER {
             set_findings.push(self.push(Finding {
