@@ -143,7 +143,11 @@ def _():
 @case("healthy-self-management", "Self-management ServiceSet management-e9e9a00a of MultiClusterService global-monitoring (example 07): ClusterProfile on SveltosCluster mgmt/mgmt, ClusterSummary management-e9e9a00a-sveltos-mgmt Provisioned, service Deployed: healthy, exit 0.")
 def _():
     objs = copy.deepcopy(SELF)
+    cp = next(o for o in objs if o["kind"] == "ClusterProfile")
     for o in objs:
+        if o["kind"] == "ClusterSummary":
+            # Sveltos copies the ClusterProfile's spec (the example abbreviates it).
+            o["spec"]["clusterProfileSpec"] = copy.deepcopy(cp["spec"])
         if o["kind"] == "ServiceSet":
             o.setdefault("status", {})
             o["status"]["services"] = [{"type": "Helm", "name": "kube-prometheus-stack", "namespace": "monitoring",
@@ -443,6 +447,14 @@ def _():
     cs["spec"]["clusterProfileSpec"]["policyRefs"] = [copy.deepcopy(full)]
     cs["status"]["featureSummaries"].append({"featureID": "Resources", "status": "Provisioned",
                                              "consecutiveFailures": 0, "hash": "x0qH6bV2Gm0gA8e0k1yJtY1oXo5b2c3d4e5f6g7h8i9="})
+    return [ss, p, cs, cc]
+
+
+@case("summary-out-of-sync", "The ServiceSet's priority moved from 100 to 200 and kcm rewrote the Profile (tier 2147483447), but Sveltos has not copied the new spec into the ClusterSummary yet (tier 2147483547): an informational note that the states shown are those of the previous spec; healthy otherwise, exit 0.")
+def _():
+    ss, p, cs, cc = healthy_parts()
+    ss["spec"]["provider"]["config"]["priority"] = 200
+    p["spec"]["tier"] = 2147483447
     return [ss, p, cs, cc]
 
 

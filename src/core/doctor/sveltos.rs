@@ -258,6 +258,28 @@ impl<'a> Doctor<'a, '_> {
             return ctx;
         };
         ctx.summary = Some(summary);
+        // Sveltos copies the Profile's spec into the summary; until it has, the states are
+        // those of the previous spec.
+        if let Some(spec) = profile.0.get("spec")
+            && summary.profile_spec() != spec
+        {
+            let mut fields: Vec<&str> = spec
+                .as_object()
+                .into_iter()
+                .flat_map(|m| m.iter())
+                .filter(|(k, v)| summary.profile_spec().get(k.as_str()) != Some(v))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            fields.sort_unstable();
+            set_findings.push(self.push(Finding {
+                severity: Severity::Info,
+                code: codes::PROFILE_NOT_MATCHED,
+                object: summary.meta().id(),
+                chain: chain.clone(),
+                message: format!("{cs_disp} does not hold {profile_disp}'s current spec yet (differs in: {}): the service states are those of the spec Sveltos last copied", if fields.is_empty() { "removed fields".to_string() } else { fields.join(", ") }),
+                hint: format!("kubectl get {} -n {ns} {name} -o jsonpath='{{.status}}'", kind.kind().plural),
+            }));
+        }
 
         // The cluster Sveltos cannot use: kcm hides the message.
         let not_ready = summary.features().find_map(|f| {
