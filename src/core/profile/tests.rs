@@ -359,3 +359,64 @@ fn kustomize_and_resources_services_become_refs() {
         "values ignored"
     );
 }
+
+#[test]
+fn chart_sources_as_kcm_reads_them() {
+    let (ss, inputs) = example();
+    let with = |kind: &str, repo: Value| {
+        let mut objs: Vec<Value> = inputs
+            .iter()
+            .filter(|o| Object(o).name() != "jetstack")
+            .cloned()
+            .collect();
+        for o in &mut objs {
+            if Object(o).kind() == "HelmChart" && Object(o).name() == "cert-manager-1-18-2" {
+                o["spec"]["sourceRef"] = json!({"kind": kind, "name": "jetstack"});
+            }
+        }
+        objs.push(repo);
+        run(&ss, &objs)
+    };
+    // A chart in a GitRepository: gitrepository://<chart ns>/<repo>/<chart path>.
+    let t = with(
+        "GitRepository",
+        json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+            "metadata": {"name": "jetstack", "namespace": "kcm-system"},
+            "spec": {"url": "https://example.invalid/charts.git", "secretRef": {"name": "git-auth"}}}),
+    );
+    let c = &t.profile.as_ref().expect("written")["spec"]["helmCharts"][1];
+    assert_eq!(
+        c["repositoryURL"],
+        "gitrepository://kcm-system/jetstack/cert-manager"
+    );
+    assert_eq!(c["chartName"], "cert-manager");
+    assert_eq!(
+        c["registryCredentialsConfig"]["credentials"],
+        json!({"name": "git-auth", "namespace": "kcm-system"})
+    );
+    // An insecure HTTP repository: plain HTTP, chartName <chart>/<chart>.
+    let t = with(
+        "HelmRepository",
+        json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+            "metadata": {"name": "jetstack", "namespace": "kcm-system"},
+            "spec": {"url": "http://charts.internal", "insecure": true}}),
+    );
+    let c = &t.profile.as_ref().expect("written")["spec"]["helmCharts"][1];
+    assert_eq!(c["chartName"], "cert-manager/cert-manager");
+    assert_eq!(c["registryCredentialsConfig"]["plainHTTP"], true);
+    // Another source kind: kcm refuses it and writes no Profile.
+    let t = with(
+        "Bucket",
+        json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket",
+            "metadata": {"name": "jetstack", "namespace": "kcm-system"}, "spec": {}}),
+    );
+    assert!(t.profile.is_none());
+    assert_eq!(t.condition.reason, REASON_HELM_CHARTS_BUILD_FAILED);
+    assert!(
+        t.condition
+            .message
+            .contains("unsupported HelmChart source kind kcm-system/jetstack"),
+        "{}",
+        t.condition.message
+    );
+}
