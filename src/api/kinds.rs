@@ -101,6 +101,13 @@ pub const CLUSTER_DEPLOYMENT: Kind = kind!(
     NAMESPACED,
     ["clusterd", "cld"]
 );
+pub const CREDENTIAL: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "Credential",
+    "credentials",
+    NAMESPACED
+);
 pub const MULTI_CLUSTER_SERVICE: Kind = kind!(
     "k0rdent.mirantis.com",
     "v1beta1",
@@ -405,6 +412,8 @@ pub const ALL: &[&Kind] = &[
     &SERVICE_TEMPLATE,
     &CLUSTER_DEPLOYMENT,
     &MULTI_CLUSTER_SERVICE,
+    &CREDENTIAL,
+    &CONFIG_MAP,
     &HELM_RELEASE,
     &KUSTOMIZATION,
     &HELM_CHART,
@@ -419,6 +428,15 @@ pub const ALL: &[&Kind] = &[
     &CLUSTER_CONFIGURATION,
     &SVELTOS_CLUSTER,
     &CAPI_CLUSTER,
+];
+
+/// The Sveltos objects of kcm's default provider that doctor follows.
+pub const SVELTOS_OBJECTS: &[&Kind] = &[
+    &PROFILE,
+    &CLUSTER_PROFILE,
+    &CLUSTER_SUMMARY,
+    &CLUSTER_CONFIGURATION,
+    &SVELTOS_CLUSTER,
 ];
 
 /// The Flux objects the adapter writes, one per service.

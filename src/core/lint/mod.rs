@@ -48,6 +48,7 @@ pub enum Target {
 }
 
 pub use crate::api::kinds::KCM_GROUP;
+pub use rules::health_rules;
 
 impl Target {
     pub fn of(json: &Value) -> Option<Target> {
@@ -334,6 +335,11 @@ fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceRepo
 
 /// Lints one object; None when its kind is not one `lint` checks.
 pub fn lint_object(object: &LoadedObject, linter: &Linter) -> Option<Vec<Diagnostic>> {
+    if rules::health_rules::is_health_rule_config_map(&object.json) {
+        let mut out = Vec::new();
+        rules::health_rules::check(object, &mut out);
+        return Some(out);
+    }
     let Some(target) = Target::of(&object.json) else {
         // Not a kind lint checks; unless it is one misspelled.
         return rules::kind_typo::check(object).map(|d| vec![d]);

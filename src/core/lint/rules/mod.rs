@@ -5,6 +5,7 @@ mod api_version;
 mod crd_resource_name;
 mod duplicate_provisioner;
 mod empty_rule;
+pub mod health_rules;
 pub mod kind_typo;
 mod load;
 mod missing_namespace;
@@ -48,6 +49,11 @@ pub static ALL: &[&RuleInfo] = &[
     &provisioner_crd::INFO,
     &crd_resource_name::INFO,
     &duplicate_provisioner::INFO,
+    &health_rules::UNPARSABLE,
+    &health_rules::KIND_VERSION,
+    &health_rules::SCOPE,
+    &health_rules::IGNORED_KEY,
+    &health_rules::EMPTY_EXPRESSION,
     &name::INFO,
     &placeholder::INFO,
     &kind_typo::INFO,
