@@ -9,9 +9,10 @@ use serde_json::Value;
 
 use super::input;
 use super::{
-    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
+    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, SelectorArg,
+    formats, selector_flag,
 };
-use crate::cluster::{Cluster, ClusterArgs};
+use crate::cluster::Cluster;
 use crate::core::doctor::{self, Options};
 use crate::core::secret;
 use crate::output::{diagnostics, doctor as render, yaml};
@@ -22,46 +23,72 @@ Examples:
   kubectl get statemanagementproviders,servicesets,servicetemplates,helmreleases,kustomizations,\\
 helmcharts,helmrepositories,gitrepositories,ocirepositories,buckets -A -o yaml > dump.yaml
   kubectl ksm doctor -A
+  kubectl ksm doctor dev-cluster -n kcm-system
   kubectl ksm doctor -n kcm-system --serviceset dev-cluster --stuck-after 30m
+  kubectl ksm doctor -A -l team=platform
+  kubectl ksm doctor -A --save bundle.yaml   # later: kubectl ksm doctor --from bundle.yaml
   kubectl ksm doctor --from dump.yaml
   kubectl ksm doctor --from dump.yaml -n kcm-system --serviceset dev-cluster -o json
 
 Live, it reads the cluster of the current kubeconfig context (read-only: get and list only,
 one list per kind). Exit codes: 0 healthy, 1 problems found, 2 could not run.")]
 pub struct DoctorArgs {
+    /// Only the ServiceSet of this name (as --serviceset)
+    #[arg(value_name = "SERVICESET", conflicts_with = "serviceset")]
+    pub name: Option<String>,
     /// Diagnose saved objects instead of the cluster: files or directories of
     /// `kubectl get ... -o yaml` output (Lists or single objects)
     #[arg(long = "from", value_name = "PATH", num_args = 1..)]
     pub from: Vec<PathBuf>,
-    /// Only ServiceSets in this namespace
-    #[arg(
-        short = 'n',
-        long,
-        value_name = "NAMESPACE",
-        conflicts_with = "all_namespaces"
-    )]
-    pub namespace: Option<String>,
     /// ServiceSets of every namespace (the default for a dump; live, the default is the
-    /// context's namespace, as with kubectl)
+    /// context's namespace, as with kubectl; -n chooses another; -A wins over -n, as kubectl's)
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
     /// Only this ServiceSet
     #[arg(long, value_name = "NAME")]
     pub serviceset: Option<String>,
+    /// Only the ServiceSets whose labels match (kubectl's syntax: a=b,c!=d)
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector_flag)]
+    pub selector: Option<SelectorArg>,
     /// A service Pending or Provisioning longer than this is stuck (Go duration)
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::api::duration::flag)]
     pub stuck_after: Duration,
-    /// The time to judge ages against (RFC 3339), for reproducible runs on old dumps
+    /// The time to judge ages against (RFC 3339); default: now, or for a bundle saved with
+    /// --save the time it was captured
     #[arg(long, value_name = "TIME")]
     pub now: Option<chrono::DateTime<chrono::Utc>>,
-    /// Write the objects used as a support bundle (YAML; Secret data removed)
+    /// Write the objects used as a support bundle (YAML; Secret data removed; the capture
+    /// time recorded for --from)
     #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
     /// Print the documentation of a finding code (e.g. KSM609) and exit
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
+    pub output: OutputFormat,
+}
+
+/// The formats of `doctor -o`.
+pub const FORMATS: &[OutputFormat] = &[
+    OutputFormat::Human,
+    OutputFormat::Json,
+    OutputFormat::Yaml,
+    OutputFormat::Sarif,
+    OutputFormat::Github,
+];
+
+/// Leaves out the ServiceSets whose labels do not match `-l` (the other objects stay: they
+/// are what the chosen ServiceSets are diagnosed against).
+fn select_service_sets(objects: Vec<Value>, selector: Option<&SelectorArg>) -> Vec<Value> {
+    let Some(s) = selector else { return objects };
+    objects
+        .into_iter()
+        .filter(|o| {
+            let o = crate::api::Object(o);
+            o.kind() != crate::api::kinds::SERVICE_SET.kind || s.selector.matches_json(o.labels())
+        })
+        .collect()
 }
 
 /// The objects with the content of Secrets removed, in lists at any depth too: a support
@@ -73,20 +100,37 @@ pub fn without_secret_data(mut objects: Vec<Value>) -> Vec<Value> {
     objects
 }
 
+/// The first line of a bundle written by --save: when its objects were read.
+const CAPTURED_PREFIX: &str = "# kubectl ksm doctor --save; captured at ";
+
+/// The capture time of the first bundle among `paths` that records one.
+fn capture_time(paths: &[PathBuf]) -> Option<chrono::DateTime<chrono::Utc>> {
+    use std::io::{BufRead, Read};
+    paths.iter().find_map(|p| {
+        let file = std::fs::File::open(p).ok()?;
+        let mut line = String::new();
+        std::io::BufReader::new(file)
+            .take(256)
+            .read_line(&mut line)
+            .ok()?;
+        let t = line.strip_prefix(CAPTURED_PREFIX)?;
+        chrono::DateTime::parse_from_rfc3339(t.trim())
+            .ok()
+            .map(|t| t.with_timezone(&chrono::Utc))
+    })
+}
+
 /// Reads the cluster: (objects, Secret names listed, namespace filter).
 fn live_snapshot(
     args: &DoctorArgs,
+    global: &GlobalArgs,
     io: &mut Io,
 ) -> Result<(Vec<Value>, bool, Option<String>), CliError> {
-    let mut cluster = Cluster::connect(&args.cluster).map_err(|e| CliError::Fatal(e.0))?;
+    let mut cluster = Cluster::connect(&global.cluster)?;
     let namespace = if args.all_namespaces {
         None
     } else {
-        Some(
-            args.namespace
-                .clone()
-                .unwrap_or_else(|| cluster.default_namespace.clone()),
-        )
+        Some(cluster.default_namespace.clone())
     };
     if io.stderr_tty {
         write!(io.stderr, "reading {} ...\r", cluster.server)?;
@@ -107,38 +151,56 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     if let Some(code) = &args.explain {
         return super::explain(code, io);
     }
-    let format = output_format(
-        global,
-        "doctor",
-        &[
-            OutputFormat::Human,
-            OutputFormat::Json,
-            OutputFormat::Yaml,
-            OutputFormat::Sarif,
-            OutputFormat::Github,
-        ],
-    )?;
-    let (objects, secrets_collected, namespace) = if args.from.is_empty() {
-        live_snapshot(args, io)?
+    let format = args.output;
+    let live = args.from.is_empty();
+    let mut captured = None;
+    let (objects, secrets_collected, namespace) = if live {
+        live_snapshot(args, global, io)?
     } else {
+        captured = capture_time(&args.from);
         let objects: Vec<Value> = input::load_objects(&args.from, io)?
             .into_iter()
             .map(|o| o.json)
             .collect();
         let secrets = objects.iter().any(secret::is_secret);
-        (objects, secrets, args.namespace.clone())
+        let namespace = global.cluster.namespace.clone();
+        (objects, secrets, namespace.filter(|_| !args.all_namespaces))
     };
-    let objects = without_secret_data(objects);
+    let objects = select_service_sets(without_secret_data(objects), args.selector.as_ref());
+    let service_set = args.name.clone().or_else(|| args.serviceset.clone());
+    let now = args.now.or(captured).unwrap_or_else(chrono::Utc::now);
     let options = Options {
-        now: args.now.unwrap_or_else(chrono::Utc::now),
+        now,
         stuck_after: args.stuck_after,
-        namespace,
-        service_set: args.serviceset.clone(),
+        namespace: namespace.clone(),
+        service_set: service_set.clone(),
         secrets_collected,
     };
     let report = doctor::diagnose(&objects, &options);
+    if report.service_sets.is_empty() {
+        let where_ = match &namespace {
+            Some(ns) => format!("in namespace {ns}"),
+            None => "in any namespace".to_string(),
+        };
+        let all = if namespace.is_some() && live {
+            " (-A looks in every namespace)"
+        } else {
+            ""
+        };
+        if let Some(name) = &service_set {
+            return Err(CliError::Fatal(format!(
+                "no ServiceSet {name:?} {where_}{all}"
+            )));
+        }
+        if live {
+            writeln!(io.stderr, "note: no ServiceSets {where_}{all}")?;
+        }
+    }
     if let Some(path) = &args.save {
-        let mut text = String::new();
+        let mut text = format!(
+            "{CAPTURED_PREFIX}{}\n",
+            now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
         yaml::write_document(
             &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects}),
             &mut text,
@@ -159,7 +221,10 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             let rules: Vec<_> = doctor::codes::ALL.iter().collect();
             diagnostics::sarif_with_rules(io.stdout, &report.findings, &rules)?;
         }
-        OutputFormat::Github => diagnostics::github(io.stdout, &report.findings)?,
+        OutputFormat::Github => {
+            diagnostics::github(io.stdout, &report.findings)?;
+            writeln!(io.stdout, "{}", render::summary_line(&report))?;
+        }
         _ => render::human(io.stdout, &report, io.color)?,
     }
     Ok(if report.healthy() {

@@ -1,4 +1,5 @@
-//! Reading inputs: files, directories (recursively, *.yaml/*.yml/*.json) and `-` for stdin.
+//! Reading inputs: files, directories (recursively, *.yaml/*.yml/*.json in any case, hidden
+//! entries skipped) and `-` for stdin.
 //!
 //! Every input is checked before parsing: size limit, binary content, UTF-8. Failures carry
 //! the path and, for encoding errors, the line and column of the first bad byte.
@@ -151,25 +152,32 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>, out: &mut Expanded) {
                 dirs.push(path);
                 continue;
             }
-            if !matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("yaml" | "yml" | "json")
-            ) {
-                continue;
-            }
-            // Through symbolic links: a link to a manifest is read, a dangling one is an error.
-            match fs::metadata(&path).map(|m| kind_of(&m)) {
-                Ok(Kind::File) | Err(_) => found.push(path),
-                Ok(Kind::Dir) => out.notes.push(format!(
-                    "{}: skipped: a link to a directory (links to directories are not followed)",
-                    path.display()
-                )),
-                Ok(Kind::Special(what)) => out.notes.push(format!(
-                    "{}: skipped: {what}, not a regular file",
-                    path.display()
-                )),
+            let manifest = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                ["yaml", "yml", "json"]
+                    .iter()
+                    .any(|x| e.eq_ignore_ascii_case(x))
+            });
+            if manifest {
+                found_in_directory(path, found, &mut out.notes);
             }
         }
+    }
+}
+
+/// A manifest found in a directory (not a directory itself): read if it is a regular file,
+/// through symbolic links (a dangling link is read, so that it is an error); anything else
+/// is skipped with a note.
+pub fn found_in_directory(path: PathBuf, found: &mut Vec<PathBuf>, notes: &mut Vec<String>) {
+    match fs::metadata(&path).map(|m| kind_of(&m)) {
+        Ok(Kind::File) | Err(_) => found.push(path),
+        Ok(Kind::Dir) => notes.push(format!(
+            "{}: skipped: a link to a directory (links to directories are not followed)",
+            path.display()
+        )),
+        Ok(Kind::Special(what)) => notes.push(format!(
+            "{}: skipped: {what}, not a regular file",
+            path.display()
+        )),
     }
 }
 

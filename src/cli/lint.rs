@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::input::{self, InputError};
-use super::{
-    CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
-};
+use super::{CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use crate::core::lint::{self, Linter};
 use crate::diag::{Diagnostic, Severity, Source};
 use crate::output::diagnostics::{self as render, Summary};
@@ -27,13 +25,33 @@ pub struct LintArgs {
     /// Fail (exit 1) on warnings too
     #[arg(long)]
     pub strict: bool,
+    /// The lint configuration (default: the nearest .kubectl-ksm.yaml from the current
+    /// directory up): excluded paths, disabled codes, the placeholders' severity
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Template placeholders (`${VAR}`, `$VAR`, `<name>`, KSM402): report them as errors, as
+    /// warnings, or not at all (a repository of templates)
+    /// [default: warning, or the configuration's lint.placeholders]
+    #[arg(long, value_name = "SEVERITY", value_parser = ["error", "warning", "ignore"])]
+    pub placeholders: Option<String>,
     /// Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
     /// List every check with its code and title
     #[arg(long)]
     pub list_rules: bool,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
+    pub output: OutputFormat,
 }
+
+/// The formats of `lint -o`.
+pub const FORMATS: &[OutputFormat] = &[
+    OutputFormat::Human,
+    OutputFormat::Json,
+    OutputFormat::Sarif,
+    OutputFormat::Github,
+];
 
 /// The problems of unreadable inputs get this code (documented with KSM001).
 const UNREADABLE: &str = "KSM000"; // documented in core::lint::rules::load
@@ -55,53 +73,66 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
         return Ok(EXIT_OK);
     }
-    let format = output_format(
-        global,
-        "lint",
-        &[
-            OutputFormat::Human,
-            OutputFormat::Json,
-            OutputFormat::Sarif,
-            OutputFormat::Github,
-        ],
-    )?;
-    let linter = Linter::default();
+    let config = super::lint_config::LintConfig::find(args.config.as_deref())?;
+    let placeholders = args
+        .placeholders
+        .as_deref()
+        .or(config.placeholders.as_deref())
+        .unwrap_or("warning");
+    let linter = Linter {
+        disabled: config.disabled.clone(),
+        placeholders: match placeholders {
+            "error" => Some(Severity::Error),
+            "ignore" => None,
+            _ => Some(Severity::Warning),
+        },
+        ..Linter::default()
+    };
     let mut summary = Summary::default();
     let mut warnings = false;
     let mut unreadable = false;
-    let format = match format {
+    let format = match args.output {
         OutputFormat::Json => render::Format::Json,
         OutputFormat::Sarif => render::Format::Sarif,
         OutputFormat::Github => render::Format::Github,
-        _ => render::Format::Human { color: io.color },
+        _ => render::Format::Human {
+            color: io.color,
+            width: io.width,
+        },
     };
     // Each file's diagnostics are written once it is linted, and dropped with its source:
     // memory is bounded by the largest file, not by the sum of them.
     let mut report = render::Stream::begin(io.stdout, format)?;
-    let expanded = input::expand_paths(&args.paths);
+    let expanded = config.expand(&args.paths)?;
     for note in &expanded.notes {
         writeln!(io.stderr, "note: {note}")?;
     }
+    // The SMPs and provider references of every input, checked together at the end.
+    let mut providers = lint::SourceReport::default();
     for path in expanded.inputs {
         let source = path.and_then(|p| input::read_source(&p, io.stdin));
         let diagnostics = match source {
             Ok(source) => {
                 let linted = lint::lint_source(&source, &linter);
-                if global.verbose > 0 {
+                if global.verbosity > 0 {
+                    use crate::output::count;
                     writeln!(
                         io.stderr,
-                        "{}: {} documents, {} objects checked, {} skipped, {} findings",
+                        "{}: {}, {} checked, {} skipped, {}",
                         source.name(),
-                        linted.documents,
-                        linted.linted,
+                        count(linted.documents, "document"),
+                        count(linted.linted, "object"),
                         linted.skipped,
-                        linted.diagnostics.len()
+                        count(linted.diagnostics.len(), "finding")
                     )?;
                 }
                 summary.documents += linted.documents;
                 summary.objects += linted.linted;
                 summary.skipped += linted.skipped;
+                summary.suppressed += linted.suppressed;
                 unreadable |= linted.unreadable;
+                providers.smps.extend(linted.smps);
+                providers.provider_refs.extend(linted.provider_refs);
                 linted.diagnostics
             }
             Err(InputError { path, message }) => {
@@ -114,6 +145,10 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         warnings |= diagnostics.iter().any(|d| d.severity == Severity::Warning);
         report.write(&diagnostics)?;
     }
+    let across = lint::provider_findings(&[&providers]);
+    summary.count(&across);
+    warnings |= across.iter().any(|d| d.severity == Severity::Warning);
+    report.write(&across)?;
     report.finish(&summary)?;
     Ok(if unreadable {
         EXIT_ERROR

@@ -1,5 +1,6 @@
-//! `kubectl ksm render SERVICESET.yaml [--templates PATH...]`: the Flux objects a ServiceSet
-//! produces, printed so that `kubectl apply -f -` takes them. Findings go to stderr.
+//! `kubectl ksm render SERVICESET.yaml [--templates PATH...]`: the objects a ServiceSet's
+//! adapter writes (the Sveltos Profile/ClusterProfile of kcm's default provider, the Flux
+//! objects of ours), printed so that `kubectl apply -f -` takes them. Findings go to stderr.
 
 use std::path::PathBuf;
 
@@ -8,14 +9,17 @@ use serde_json::Value;
 
 use super::input;
 use super::{
-    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
+    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, SelectorArg,
+    formats, selector_flag,
 };
+use crate::api::kcm::{ServiceSet, StateManagementProvider};
 use crate::api::kinds;
 use crate::api::meta::Object;
 use crate::core::derive;
 use crate::core::objects::LoadedObject;
-use crate::core::render::{self, Inputs};
-use crate::diag::Severity;
+use crate::core::provider;
+use crate::core::render::codes as render_codes;
+use crate::diag::{Diagnostic, Severity};
 use crate::output::diagnostics as diag_out;
 use crate::output::render as render_out;
 
@@ -38,11 +42,9 @@ pub struct RenderArgs {
     /// Read the ServiceSet and its ServiceTemplates from the cluster
     #[arg(long)]
     pub live: bool,
-    /// Namespace of the live ServiceSets (default: the context's)
-    #[arg(short = 'n', long, value_name = "NAMESPACE", requires = "live")]
-    pub namespace: Option<String>,
-    #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
+    /// With --live and no name, only the ServiceSets whose labels match (a=b,c!=d)
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector_flag, requires = "live")]
+    pub selector: Option<SelectorArg>,
     /// Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)
     #[arg(long = "templates", value_name = "PATH", num_args = 1..)]
     pub templates: Vec<PathBuf>,
@@ -55,20 +57,54 @@ pub struct RenderArgs {
     /// Print the documentation of a finding code (e.g. KSM505) and exit
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
+    /// Output format: a multi-document YAML stream, or a JSON List
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "yaml", value_parser = formats(FORMATS))]
+    pub output: OutputFormat,
 }
+
+/// The formats of `render -o`.
+pub const FORMATS: &[OutputFormat] = &[OutputFormat::Yaml, OutputFormat::Json];
 
 pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     if let Some(code) = &args.explain {
         return super::explain(code, io);
     }
-    let format = output_format(global, "render", &[OutputFormat::Yaml, OutputFormat::Json])?;
-    // Every object once: the main file's (or the cluster's ServiceSets) first, then the
-    // templates and SMPs given; `main` is the first part.
-    let (mut all, n_main) = if args.live {
-        let (mut sets, templates) = live_inputs(args)?;
-        let n = sets.len();
-        sets.extend(templates);
-        (sets, n)
+    let format = args.output;
+    let (rendered_objects, diagnostics, errors) = rendered(args, global, io)?;
+    match format {
+        OutputFormat::Json => render_out::json_list(io.stdout, &rendered_objects)?,
+        _ => render_out::yaml_stream(io.stdout, &rendered_objects)?,
+    }
+    diag_out::human_width(io.stderr, &diagnostics, false, io.width)?;
+    let n_err = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if !diagnostics.is_empty() {
+        let n_warn = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count();
+        writeln!(
+            io.stderr,
+            "{} rendered; {}, {}",
+            crate::output::count(rendered_objects.len(), "object"),
+            crate::output::count(n_err, "error"),
+            crate::output::count(n_warn, "warning"),
+        )?;
+    }
+    Ok(if errors { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// The objects `render` prints (and `diff` compares), the findings of the translation, and
+/// whether some service could not be rendered.
+pub fn rendered(
+    args: &RenderArgs,
+    global: &GlobalArgs,
+    io: &mut Io,
+) -> Result<(Vec<Value>, Vec<crate::diag::Diagnostic>, bool), CliError> {
+    let (main, mut all) = if args.live {
+        live_inputs(args, global)?
     } else {
         let Some(file) = &args.file else {
             return Err(CliError::Fatal(
@@ -79,26 +115,21 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .into_iter()
             .map(|o: LoadedObject| o.json)
             .collect();
-        let n = main.len();
-        (main, n)
+        (main.clone(), main)
     };
     for paths in [&args.templates, &args.smp] {
         all.extend(input::load_objects(paths, io)?.into_iter().map(|o| o.json));
     }
-    let main = &all[..n_main];
-    let templates: Vec<Value> = all
-        .iter()
-        .filter(|v| Object(v).kind() == kinds::SERVICE_TEMPLATE.kind)
-        .cloned()
-        .collect();
-    let derived;
-    let mut sets: Vec<&Value> = main
-        .iter()
-        .filter(|v| Object(v).kind() == kinds::SERVICE_SET.kind)
-        .collect();
+    let of_kind = |objs: &[Value], kind: &str| -> Vec<Value> {
+        objs.iter()
+            .filter(|v| Object(v).kind() == kind)
+            .cloned()
+            .collect()
+    };
+    let templates = of_kind(&all, kinds::SERVICE_TEMPLATE.kind);
+    let mut sets = of_kind(&main, kinds::SERVICE_SET.kind);
     if sets.is_empty() {
-        derived = derive_service_sets(main, &all, &args.system_namespace, io)?;
-        sets = derived.iter().collect();
+        sets = derive_service_sets(&main, &all, &args.system_namespace, io)?;
     }
     if sets.is_empty() {
         let what = match &args.file {
@@ -109,52 +140,57 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             "{what}: no ServiceSet, ClusterDeployment or MultiClusterService to render"
         )));
     }
+    let smps: Vec<&Value> = all
+        .iter()
+        .filter(|o| Object(o).kind() == kinds::STATE_MANAGEMENT_PROVIDER.kind)
+        .collect();
+    let kcm_adapter = provider::kcm_adapter(smps.iter().map(|s| StateManagementProvider(s)));
     let mut rendered_objects = Vec::new();
     let mut diagnostics = Vec::new();
     let mut errors = false;
-    for set in sets {
-        let r = render::render(&Inputs {
-            service_set: set,
-            templates: &templates,
-        });
+    for set in &sets {
+        let ss = ServiceSet(set);
+        let name = ss.provider_name();
+        let smp = smps
+            .iter()
+            .find(|s| Object(s).name() == name)
+            .map(|s| StateManagementProvider(s));
+        let translator = match provider::translator(name, smp, kcm_adapter.as_ref()) {
+            Ok(t) => t,
+            Err(unknown) => {
+                errors = true;
+                diagnostics.push(
+                    Diagnostic::error(
+                        render_codes::PROVIDER_UNKNOWN,
+                        format!("ServiceSet {}/{}: {unknown}", ss.namespace(), ss.name()),
+                    )
+                    .help("pass the provider's StateManagementProvider with --smp; nothing is rendered for this ServiceSet"),
+                );
+                continue;
+            }
+        };
+        let inputs = match translator {
+            provider::Translator::Flux => &templates,
+            provider::Translator::Sveltos => &all,
+        };
+        let r = provider::render(translator, set, inputs);
         errors |= r.has_errors();
         rendered_objects.extend(r.objects);
         diagnostics.extend(r.diagnostics);
     }
-    match format {
-        OutputFormat::Json => render_out::json_list(io.stdout, &rendered_objects)?,
-        _ => render_out::yaml_stream(io.stdout, &rendered_objects)?,
-    }
-    diag_out::human(io.stderr, &diagnostics, false)?;
-    let n_err = diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    if !diagnostics.is_empty() {
-        writeln!(
-            io.stderr,
-            "{} objects rendered; {n_err} errors, {} warnings",
-            rendered_objects.len(),
-            diagnostics
-                .iter()
-                .filter(|d| d.severity == Severity::Warning)
-                .count()
-        )?;
-    }
-    Ok(if errors { EXIT_FINDINGS } else { EXIT_OK })
+    Ok((rendered_objects, diagnostics, errors))
 }
 
 /// The ServiceSets (one by name, or all of the namespace) and ServiceTemplates of the cluster:
 /// (main objects, all objects).
-/// The ServiceSets to render and the templates of their namespace.
-fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> {
+pub fn live_inputs(
+    args: &RenderArgs,
+    global: &GlobalArgs,
+) -> Result<(Vec<Value>, Vec<Value>), CliError> {
     let fatal = |e: crate::cluster::ClusterError| CliError::Fatal(e.0);
-    let mut cluster = crate::cluster::Cluster::connect(&args.cluster).map_err(fatal)?;
+    let mut cluster = crate::cluster::Cluster::connect(&global.cluster).map_err(fatal)?;
     cluster.discover().map_err(fatal)?;
-    let namespace = args
-        .namespace
-        .clone()
-        .unwrap_or_else(|| cluster.default_namespace.clone());
+    let namespace = cluster.default_namespace.clone();
     let kind = |k: &str| {
         cluster.resource(kinds::KCM_GROUP, k).ok_or_else(|| {
             CliError::Fatal(format!(
@@ -167,7 +203,7 @@ fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> 
     let (t_ar, t_caps) = kind(kinds::SERVICE_TEMPLATE.kind)?;
     let sets = match &args.file {
         Some(name) => {
-            let name = name.to_string_lossy();
+            let name = service_set_name(&name.to_string_lossy())?;
             match cluster
                 .get(&ss_ar, &ss_caps, &namespace, &name)
                 .map_err(fatal)?
@@ -181,13 +217,50 @@ fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> 
             }
         }
         None => cluster
-            .list(&ss_ar, &ss_caps, Some(&namespace))
+            .list_selected(
+                &ss_ar,
+                &ss_caps,
+                Some(&namespace),
+                args.selector.as_ref().map(|s| s.text.as_str()),
+            )
             .map_err(fatal)?,
     };
     let templates = cluster
         .list(&t_ar, &t_caps, Some(&namespace))
         .map_err(fatal)?;
-    Ok((sets, templates))
+    let mut all = sets.clone();
+    all.extend(templates);
+    // What kcm's Sveltos adapter reads besides templates, and the providers (to pick the
+    // translation): one list per kind the cluster serves.
+    for kind in provider::SVELTOS_INPUTS
+        .iter()
+        .filter(|k| k.kind != kinds::SERVICE_TEMPLATE.kind)
+    {
+        if let Some((ar, caps)) = cluster.resource(kind.group, kind.kind) {
+            all.extend(cluster.list(&ar, &caps, Some(&namespace)).map_err(fatal)?);
+        }
+    }
+    if let Some((ar, caps)) = cluster.resource(
+        kinds::STATE_MANAGEMENT_PROVIDER.group,
+        kinds::STATE_MANAGEMENT_PROVIDER.kind,
+    ) {
+        all.extend(cluster.list(&ar, &caps, None).map_err(fatal)?);
+    }
+    Ok((sets, all))
+}
+
+/// A ServiceSet named on the command line: `NAME` or `servicesets/NAME` (`serviceset/NAME`).
+fn service_set_name(arg: &str) -> Result<String, CliError> {
+    let Some((kind, name)) = arg.split_once('/') else {
+        return Ok(arg.to_string());
+    };
+    let (resource, _, group) = kinds::split_resource_name(kind);
+    match kinds::by_resource_name(resource, group) {
+        Some(k) if k == &kinds::SERVICE_SET && !name.is_empty() => Ok(name.to_string()),
+        _ => Err(CliError::Fatal(format!(
+            "{arg:?}: render --live takes a ServiceSet: NAME or servicesets/NAME"
+        ))),
+    }
 }
 
 /// The ServiceSets kcm would create for the ClusterDeployments and MultiClusterServices of the

@@ -17,11 +17,14 @@ use serde_json::Value;
 use crate::api::kcm::StateManagementProvider;
 use crate::api::{Kind, Object, kinds};
 
+pub mod http;
+
 /// Page size of every list.
 pub const PAGE_SIZE: u32 = 500;
 
-/// kubectl's connection flags.
+/// kubectl's connection flags, taken before or after the subcommand.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Cluster options (live reads)")]
 pub struct ClusterArgs {
     /// Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then
     /// ~/.kube/config, then the in-cluster service account)
@@ -30,10 +33,20 @@ pub struct ClusterArgs {
     /// The kubeconfig context to use
     #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
-    /// How long one request of doctor, eval, check or render may take (e.g. 30s; 0 waits
-    /// forever) [default: 60s, the API server's own limit for a get or a list]
-    #[arg(long, value_name = "DURATION", global = true, value_parser = crate::api::duration::flag_or_zero)]
+    /// The namespace (default: the context's)
+    #[arg(short = 'n', long, value_name = "NAMESPACE", global = true)]
+    pub namespace: Option<String>,
+    /// How long to wait for one request: seconds, or a duration (30, 30s, 1m); 0 waits forever
+    /// [default: 60s, the API server's own limit for a get or a list]
+    #[arg(long, value_name = "DURATION", global = true, value_parser = crate::api::duration::request_timeout)]
     pub request_timeout: Option<Duration>,
+    /// User to impersonate for the requests (e.g. the SMP's service account,
+    /// system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)
+    #[arg(long = "as", value_name = "USER", global = true)]
+    pub as_user: Option<String>,
+    /// Group to impersonate (repeat for several); needs --as
+    #[arg(long = "as-group", value_name = "GROUP", global = true)]
+    pub as_group: Vec<String>,
 }
 
 /// How long one request may take when --request-timeout is not given: the API server's own
@@ -78,6 +91,9 @@ pub const GROUPS: &[&str] = &[
     kinds::HELM_RELEASE.group,
     kinds::KUSTOMIZATION.group,
     kinds::HELM_CHART.group,
+    kinds::PROFILE.group,
+    kinds::SVELTOS_CLUSTER.group,
+    kinds::CAPI_CLUSTER.group,
 ];
 
 impl Cluster {
@@ -99,11 +115,19 @@ impl Cluster {
             config.write_timeout = None;
         }
         let server = config.cluster_url.to_string();
-        let default_namespace = config.default_namespace.clone();
+        let default_namespace = args
+            .namespace
+            .clone()
+            .unwrap_or_else(|| config.default_namespace.clone());
         let client = {
             let _guard = runtime.enter();
-            Client::try_from(config)
-                .map_err(|e| ClusterError(format!("cannot create a client for {server}: {e}")))?
+            let builder = kube::client::ClientBuilder::try_from(config)
+                .map_err(|e| ClusterError(format!("cannot create a client for {server}: {e}")))?;
+            builder
+                .with_layer(&http::LogLayer {
+                    server: server.clone(),
+                })
+                .build()
         };
         Ok(Cluster {
             runtime,
@@ -174,13 +198,21 @@ impl Cluster {
     }
 
     /// A resource named like kubectl names them: `Deployment`, `deployment`, `deployments`,
-    /// optionally qualified with its group (`helmreleases.helm.toolkit.fluxcd.io`).
+    /// a short name (`deploy`, `hr`, `smp`), optionally qualified with its group
+    /// (`helmreleases.helm.toolkit.fluxcd.io`) or version and group (`deployments.v1.apps`).
     pub fn resolve(&self, name: &str) -> Option<(ApiResource, ApiCapabilities)> {
-        let (name, group) = match name.split_once('.') {
-            Some((n, g)) => (n, Some(g)),
-            None => (name, None),
+        let (resource, version, group) = kinds::split_resource_name(name);
+        // A short name of the kinds table stands for its kind (in its group).
+        let (resource, group) = match kinds::by_resource_name(resource, group) {
+            Some(k)
+                if k.short_names
+                    .contains(&resource.to_ascii_lowercase().as_str()) =>
+            {
+                (k.kind, Some(k.group))
+            }
+            _ => (resource, group),
         };
-        let lower = name.to_ascii_lowercase();
+        let lower = resource.to_ascii_lowercase();
         let discovery = self.discovery.as_ref()?;
         let mut groups: Vec<_> = discovery.groups().collect();
         // Core and built-in groups first, as kubectl prefers them for short names.
@@ -189,7 +221,11 @@ impl Cluster {
             if group.is_some_and(|want| want != g.name()) {
                 continue;
             }
-            for (ar, caps) in g.recommended_resources() {
+            let resources = match version {
+                Some(v) => g.versioned_resources(v),
+                None => g.recommended_resources(),
+            };
+            for (ar, caps) in resources {
                 if ar.kind.to_ascii_lowercase() == lower || ar.plural == lower {
                     return Some((ar, caps));
                 }
@@ -210,12 +246,29 @@ impl Cluster {
         caps: &ApiCapabilities,
         namespace: Option<&str>,
     ) -> Result<Vec<Value>, ClusterError> {
+        self.list_selected(ar, caps, namespace, None)
+    }
+
+    /// Every object of a kind whose labels match `selector` (kubectl's `-l` syntax), one
+    /// paginated list; the API server does the matching.
+    pub fn list_selected(
+        &self,
+        ar: &ApiResource,
+        caps: &ApiCapabilities,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
         let api: Api<DynamicObject> = match (caps.scope.clone(), namespace) {
             (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, ar),
             _ => Api::all_with(self.client.clone(), ar),
         };
+        let selector = selector.filter(|s| !s.is_empty()).map(str::to_string);
         let items = self.paginate(&format!("list {}", ar.plural), |lp| {
             let api = api.clone();
+            let lp = match &selector {
+                Some(s) => lp.labels(s),
+                None => lp,
+            };
             async move { api.list(&lp).await }
         })?;
         Ok(items.into_iter().map(|o| with_type(&o, ar)).collect())
@@ -283,6 +336,49 @@ pub fn with_type(o: &DynamicObject, ar: &ApiResource) -> Value {
 }
 
 pub async fn load_config(args: &ClusterArgs) -> Result<Config, ClusterError> {
+    let mut config = load_kubeconfig(args).await?;
+    if let Some(t) = args.request_timeout {
+        let t = (!t.is_zero()).then_some(t);
+        config.read_timeout = t;
+        config.write_timeout = t;
+        config.connect_timeout = t;
+    }
+    impersonate(&mut config, args)?;
+    Ok(config)
+}
+
+/// `--as`/`--as-group`: the user and groups to impersonate, over the kubeconfig user's
+/// `as`/`as-groups`; kube's client sends them as Impersonate-User and Impersonate-Group
+/// headers, as kubectl does.
+fn impersonate(config: &mut Config, args: &ClusterArgs) -> Result<(), ClusterError> {
+    if let Some(user) = &args.as_user {
+        config.auth_info.impersonate = Some(user.clone());
+    }
+    if !args.as_group.is_empty() {
+        config.auth_info.impersonate_groups = Some(args.as_group.clone());
+    }
+    let user = config.auth_info.impersonate.as_deref().unwrap_or("");
+    let groups = config
+        .auth_info
+        .impersonate_groups
+        .as_deref()
+        .unwrap_or(&[]);
+    if user.is_empty() && !groups.is_empty() {
+        return Err(ClusterError(
+            "requesting groups without impersonating a user: give --as USER with --as-group".into(),
+        ));
+    }
+    for v in std::iter::once(user).chain(groups.iter().map(String::as_str)) {
+        if ::http::HeaderValue::from_str(v).is_err() {
+            return Err(ClusterError(format!(
+                "cannot impersonate {v:?}: not a valid header value"
+            )));
+        }
+    }
+    Ok(())
+}
+
+async fn load_kubeconfig(args: &ClusterArgs) -> Result<Config, ClusterError> {
     let options = KubeConfigOptions {
         context: args.context.clone(),
         ..KubeConfigOptions::default()
@@ -337,10 +433,12 @@ pub fn explain(server: &str, what: &str, e: kube::Error) -> ClusterError {
             )
         }
         kube::Error::HyperError(_) | kube::Error::Service(_) => {
-            format!(
-                "cannot reach the API server at {server} to {what}: {} — check the context (`kubectl config current-context`) and that the cluster is up",
-                root_cause(&e)
-            )
+            match http::transport_failure(server, &e, None) {
+                Some(m) => m,
+                None => format!(
+                    "cannot reach the API server at {server} to {what}: {e} — check the context (`kubectl config current-context`) and that the cluster is up"
+                ),
+            }
         }
         kube::Error::SerdeError(json) if json.to_string().contains("recursion limit") => {
             format!(
@@ -381,16 +479,6 @@ fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// The innermost cause of an error ("Connection refused (os error 111)"), which says more
-/// than the HTTP client's wrappers ("client error (Connect)").
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = e;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
-}
-
 /// The kinds `doctor` reads: (kind, listed in all namespaces even with -n).
 pub const DOCTOR_KINDS: &[(&Kind, bool)] = &[
     (&kinds::STATE_MANAGEMENT_PROVIDER, true),
@@ -404,6 +492,18 @@ pub const DOCTOR_KINDS: &[(&Kind, bool)] = &[
     (&kinds::GIT_REPOSITORY, true),
     (&kinds::OCI_REPOSITORY, true),
     (&kinds::BUCKET, true),
+    // kcm's default provider: the Profiles kcm writes, what Sveltos makes of them, the
+    // clusters they target and what the Profile is built from. ClusterSummaries and
+    // ClusterConfigurations live in the cluster's namespace (`mgmt` for self-management).
+    (&kinds::PROFILE, false),
+    (&kinds::CLUSTER_PROFILE, true),
+    (&kinds::CLUSTER_SUMMARY, true),
+    (&kinds::CLUSTER_CONFIGURATION, true),
+    (&kinds::SVELTOS_CLUSTER, true),
+    (&kinds::CAPI_CLUSTER, false),
+    (&kinds::CLUSTER_DEPLOYMENT, false),
+    (&kinds::MULTI_CLUSTER_SERVICE, true),
+    (&kinds::CREDENTIAL, false),
 ];
 
 /// What a live snapshot holds and how it was taken.
@@ -429,25 +529,64 @@ impl Cluster {
                 self.server
             )));
         }
-        if !self.has_group(kinds::HELM_RELEASE.group) && !self.has_group(kinds::KUSTOMIZATION.group)
-        {
+        let flux =
+            self.has_group(kinds::HELM_RELEASE.group) || self.has_group(kinds::KUSTOMIZATION.group);
+        let sveltos = self.has_group(kinds::PROFILE.group);
+        if !flux && !sveltos {
             return Err(ClusterError(format!(
-                "the cluster at {} serves neither HelmReleases nor Kustomizations: is Flux installed? (flux check, or kubectl api-resources --api-group=helm.toolkit.fluxcd.io)",
-                self.server
+                "the cluster at {} serves neither Sveltos Profiles ({}, kcm's default provider) nor Flux HelmReleases/Kustomizations: are the providers installed? (kubectl api-resources --api-group={})",
+                self.server,
+                kinds::PROFILE.group,
+                kinds::PROFILE.group
             )));
         }
         let mut objects = Vec::new();
         let mut notes = Vec::new();
+        if !sveltos {
+            notes.push(format!(
+                "the cluster serves no Sveltos CRDs ({}): ServiceSets of kcm's default provider ksm-projectsveltos cannot be followed past their status",
+                kinds::PROFILE.group
+            ));
+        }
+        if !flux {
+            notes.push(format!(
+                "the cluster serves no Flux CRDs ({}): ServiceSets of a Flux adapter cannot be followed past their status",
+                kinds::HELM_RELEASE.group
+            ));
+        }
         for (kind, everywhere) in DOCTOR_KINDS {
             let (group, kind) = (kind.group, kind.kind);
             let Some((ar, caps)) = self.resource(group, kind) else {
-                notes.push(format!(
-                    "the cluster does not serve {kind} ({group}): nothing of that kind to follow"
-                ));
+                // A whole provider's group absent is said once, above.
+                let said = (group == kinds::PROFILE.group && !sveltos)
+                    || ((group == kinds::HELM_RELEASE.group
+                        || group == kinds::KUSTOMIZATION.group)
+                        && !flux);
+                if !said {
+                    notes.push(format!(
+                        "the cluster does not serve {kind} ({group}): nothing of that kind to follow"
+                    ));
+                }
                 continue;
             };
             let ns = if *everywhere { None } else { namespace };
             objects.extend(self.list(&ar, &caps, ns)?);
+        }
+        // kcm's health-rule ConfigMaps (every namespace: the system namespace holds the global
+        // tier), by their label.
+        if sveltos {
+            let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+            let caps = ApiCapabilities {
+                scope: Scope::Namespaced,
+                subresources: Vec::new(),
+                operations: Vec::new(),
+            };
+            objects.extend(self.list_selected(
+                &ar,
+                &caps,
+                None,
+                Some(crate::api::sveltos::LABEL_HEALTH_RULE_TARGET),
+            )?);
         }
         // Secret names, never their data: metadata-only list.
         let secrets_listed = match self.secret_names(namespace) {
@@ -572,6 +711,5 @@ mod tests {
         let wrapped = std::io::Error::other(io);
         assert!(is_timeout(&wrapped));
         assert!(!is_timeout(&std::io::Error::other("refused")));
-        assert_eq!(root_cause(&wrapped), "deadline");
     }
 }

@@ -7,8 +7,12 @@
 //! - [`render`]: the Flux translation of a ServiceSet (what `render` prints and `run`
 //!   applies); [`derive`]: the ServiceSet kcm derives from a ClusterDeployment or a
 //!   MultiClusterService; [`adapter`]: the adapter's plan (objects, status, finalizer,
-//!   requeue); [`state`]: a Flux object mapped to a service state.
-//! - [`doctor`]: the diagnosis of a snapshot, from provider to source.
+//!   requeue); [`state`]: a Flux object (or, for kcm's default provider, a Sveltos
+//!   ClusterSummary) mapped to a service state.
+//! - [`profile`]: the Sveltos Profile kcm's own adapter writes for a ServiceSet of its
+//!   default provider; [`provider`]: which translation a provider gets, in one place.
+//! - [`doctor`]: the diagnosis of a snapshot, from provider to source; [`drift`]: rendered
+//!   objects against live ones (`diff`).
 //! - [`codes`]: the registry of every KSM code; [`objects`]: objects loaded from sources.
 
 pub mod adapter;
@@ -17,8 +21,11 @@ pub mod codes;
 pub mod crds;
 pub mod derive;
 pub mod doctor;
+pub mod drift;
 pub mod lint;
 pub mod objects;
+pub mod profile;
+pub mod provider;
 pub mod readiness;
 pub mod render;
 pub mod schema;
