@@ -107,6 +107,10 @@ const CAPTURED_PREFIX: &str = "# kubectl ksm doctor --save; captured at ";
 fn capture_time(paths: &[PathBuf]) -> Option<chrono::DateTime<chrono::Utc>> {
     use std::io::{BufRead, Read};
     paths.iter().find_map(|p| {
+        // Regular files only: opening a FIFO would wait for a writer.
+        if !std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
         let file = std::fs::File::open(p).ok()?;
         let mut line = String::new();
         std::io::BufReader::new(file)

@@ -450,12 +450,13 @@ pub fn explain(server: &str, what: &str, e: kube::Error) -> ClusterError {
     ClusterError(msg)
 }
 
-/// A request that took longer than the timeout.
+/// A request that took longer than the timeout, worded as kubectl words it, with what was
+/// being done.
 fn timed_out(server: &str, what: &str, timeout: Duration) -> ClusterError {
-    ClusterError(format!(
-        "the API server at {server} did not answer within {} while trying to {what} (timed out) — check that the cluster is up and reachable, or give it more time with --request-timeout",
-        crate::api::duration::format_go(i64::try_from(timeout.as_nanos()).unwrap_or(i64::MAX))
-    ))
+    let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
+    let message = http::transport_failure(server, &e, Some(timeout))
+        .unwrap_or_else(|| format!("Unable to connect to the server {server}: timed out"));
+    ClusterError(format!("{message}; while trying to {what}"))
 }
 
 /// Whether an error, or one of its causes, is a time-out.
