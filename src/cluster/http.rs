@@ -214,6 +214,27 @@ pub fn transport_failure(
     None
 }
 
+/// Whether an error, or one of its causes, is a time-out.
+pub fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut causes: Vec<&(dyn std::error::Error + 'static)> = vec![e];
+    while let Some(c) = causes.pop() {
+        if c.is::<tokio::time::error::Elapsed>() {
+            return true;
+        }
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return true;
+            }
+            // An I/O error's source skips the error it wraps.
+            if let Some(inner) = io.get_ref() {
+                causes.push(inner);
+            }
+        }
+        causes.extend(c.source());
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +295,13 @@ mod tests {
         );
         assert_eq!(host_port("http://h"), "h:80");
         assert_eq!(host_port("https://[::1]:6443/x"), "[::1]:6443");
+    }
+
+    #[test]
+    fn time_outs_are_found_among_the_causes() {
+        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "deadline");
+        let wrapped = std::io::Error::other(io);
+        assert!(is_timeout(&wrapped));
+        assert!(!is_timeout(&std::io::Error::other("refused")));
     }
 }

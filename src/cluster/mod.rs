@@ -427,7 +427,7 @@ pub fn explain(server: &str, what: &str, e: kube::Error) -> ClusterError {
             ),
             _ => format!("cannot {what}: {} ({})", status.message, status.code),
         },
-        _ if is_timeout(&e) => {
+        _ if http::is_timeout(&e) => {
             format!(
                 "cannot reach the API server at {server} to {what}: timed out while connecting — check the context (`kubectl config current-context`) and that the cluster is up"
             )
@@ -457,27 +457,6 @@ fn timed_out(server: &str, what: &str, timeout: Duration) -> ClusterError {
     let message = http::transport_failure(server, &e, Some(timeout))
         .unwrap_or_else(|| format!("Unable to connect to the server {server}: timed out"));
     ClusterError(format!("{message}; while trying to {what}"))
-}
-
-/// Whether an error, or one of its causes, is a time-out.
-fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut causes: Vec<&(dyn std::error::Error + 'static)> = vec![e];
-    while let Some(c) = causes.pop() {
-        if c.is::<tokio::time::error::Elapsed>() {
-            return true;
-        }
-        if let Some(io) = c.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::TimedOut {
-                return true;
-            }
-            // An I/O error's source skips the error it wraps.
-            if let Some(inner) = io.get_ref() {
-                causes.push(inner);
-            }
-        }
-        causes.extend(c.source());
-    }
-    false
 }
 
 /// The kinds `doctor` reads: (kind, listed in all namespaces even with -n).
@@ -704,13 +683,5 @@ mod tests {
             args(Some(Duration::from_secs(2))).timeout(),
             Some(Duration::from_secs(2))
         );
-    }
-
-    #[test]
-    fn time_outs_are_found_among_the_causes() {
-        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "deadline");
-        let wrapped = std::io::Error::other(io);
-        assert!(is_timeout(&wrapped));
-        assert!(!is_timeout(&std::io::Error::other("refused")));
     }
 }
