@@ -22,7 +22,8 @@ pub fn json(
             json!({
                 "smp": c.smp,
                 "skipped": c.skipped,
-                "ready": c.ready,
+                // null: a rule exceeded our evaluation budget, so kcm's answer is not known
+                "ready": (!c.undetermined).then_some(c.ready),
                 "conditions": c.conditions,
                 "statusDisagreements": d.iter().map(|(t, then, now)| json!({"type": t, "recorded": then, "now": now})).collect::<Vec<_>>(),
                 "evaluations": c.evaluations.iter().map(|e| {
@@ -61,7 +62,9 @@ pub fn human(
         if i > 0 {
             writeln!(out)?;
         }
-        let state = if c.ready {
+        let state = if c.undetermined {
+            p.yellow("UNKNOWN (a rule exceeds the evaluation budget; kcm would keep evaluating)")
+        } else if c.ready {
             p.green("READY")
         } else {
             p.red("NOT READY")

@@ -35,6 +35,12 @@ pub fn outcome_json(o: &RuleOutcome) -> Value {
     json!({
         "result": o.result,
         "error": o.error.as_ref().map(|e| json!({"phase": e.phase, "message": e.message})),
+        // Not a verdict: our evaluation budget stopped the rule, kcm would keep evaluating.
+        "budgetExceeded": o.budget_exceeded.as_ref().map(|b| json!({
+            "resource": b.resource.to_string(),
+            "limit": b.limit,
+            "message": b.message(),
+        })),
         "explanation": o.explanation.iter().map(clause_json).collect::<Vec<_>>(),
     })
 }
@@ -86,11 +92,12 @@ impl Paint {
 
 /// The verdict word of an outcome.
 pub fn verdict(o: &RuleOutcome, p: &Paint) -> String {
-    match (o.result, &o.error) {
-        (Some(true), _) => p.green("true"),
-        (Some(false), _) => p.red("false"),
-        (None, Some(e)) => p.red(&format!("error ({}): {}", phase_word(e.phase), e.message)),
-        (None, None) => p.red("error"),
+    match (o.result, &o.error, &o.budget_exceeded) {
+        (Some(true), _, _) => p.green("true"),
+        (Some(false), _, _) => p.red("false"),
+        (None, Some(e), _) => p.red(&format!("error ({}): {}", phase_word(e.phase), e.message)),
+        (None, None, Some(b)) => p.yellow(&format!("no verdict: {}", b.message())),
+        (None, None, None) => p.red("error"),
     }
 }
 
@@ -176,12 +183,20 @@ pub fn human(out: &mut dyn Write, rule: &str, results: &[Result], color: bool) -
         .iter()
         .filter(|r| r.outcome.result == Some(false))
         .count();
-    let e = results.len() - t - f;
-    writeln!(
+    let b = results
+        .iter()
+        .filter(|r| r.outcome.budget_exceeded.is_some())
+        .count();
+    let e = results.len() - t - f - b;
+    write!(
         out,
         "{} objects: {t} true, {f} false, {e} failed",
         results.len()
-    )
+    )?;
+    if b > 0 {
+        write!(out, ", {b} over the evaluation budget (no verdict)")?;
+    }
+    writeln!(out)
 }
 
 #[cfg(test)]

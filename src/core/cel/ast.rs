@@ -8,9 +8,11 @@ use std::sync::Arc;
 use ::cel::IdedExpr;
 use ::cel::common::ast::{EntryExpr, Expr, LiteralValue, SourceInfo};
 
-use super::decls;
+use super::decls::{self, Overload};
+use super::regex::Compiled;
 use super::types::CelType;
-use super::value::{TypeValue, Value};
+use super::value::{MapKey, TypeValue, Value};
+use super::{CompileError, CompileErrorKind};
 
 #[derive(Debug)]
 pub struct Node {
@@ -41,7 +43,17 @@ pub enum Kind {
         target: Option<Box<Node>>,
         args: Vec<Node>,
         /// The compiled pattern of a `matches` call with a literal pattern.
-        regex: Option<Result<Arc<regex::Regex>, String>>,
+        regex: Option<Result<Arc<Compiled>, String>>,
+        /// The one overload the checker narrowed the call to, when the function binds each
+        /// overload separately: a run-time value of another type is "no such overload".
+        guard: Option<&'static Overload>,
+        /// The index of the only overload the checker found for the call, if only one.
+        overload: Option<u8>,
+    },
+    /// `x in <constant list>` as cel-go's OptOptimize plans it: a lookup in a hash set.
+    InSet {
+        arg: Box<Node>,
+        set: Arc<SetLookup>,
     },
     List(Vec<Node>),
     Map(Vec<(Node, Node)>),
@@ -99,11 +111,47 @@ pub enum Func {
     ToDuration,
     ToTimestamp,
     TimeField(&'static str),
+    // The string extension (health rules).
+    CharAt,
+    IndexOf,
+    LastIndexOf,
+    LowerAscii,
+    UpperAscii,
+    Replace,
+    Split,
+    Substring,
+    Trim,
+    Join,
+    Quote,
+    Format,
+    Reverse,
     Other,
 }
 
 impl Func {
-    pub fn from_name(name: &str) -> Func {
+    /// The function of a name; the string extension's only when `strings_ext`.
+    pub fn from_name(name: &str, strings_ext: bool) -> Func {
+        if strings_ext {
+            let f = match name {
+                "charAt" => Func::CharAt,
+                "indexOf" => Func::IndexOf,
+                "lastIndexOf" => Func::LastIndexOf,
+                "lowerAscii" => Func::LowerAscii,
+                "upperAscii" => Func::UpperAscii,
+                "replace" => Func::Replace,
+                "split" => Func::Split,
+                "substring" => Func::Substring,
+                "trim" => Func::Trim,
+                "join" => Func::Join,
+                "strings.quote" => Func::Quote,
+                "format" => Func::Format,
+                "reverse" => Func::Reverse,
+                _ => Func::Other,
+            };
+            if f != Func::Other {
+                return f;
+            }
+        }
         match name {
             "_&&_" => Func::And,
             "_||_" => Func::Or,
@@ -150,6 +198,75 @@ impl Func {
             "getSeconds" => Func::TimeField("getSeconds"),
             "getMilliseconds" => Func::TimeField("getMilliseconds"),
             _ => Func::Other,
+        }
+    }
+}
+
+/// cel-go's set membership (interpreter/decorators.go `maybeOptimizeSetMembership`): the
+/// constant list's elements as Go map keys, each number also under its losslessly (for a
+/// double) or plainly (for an int or uint) converted other kinds. A lookup is a Go map
+/// lookup: no numeric comparison beyond those keys.
+#[derive(Debug)]
+pub struct SetLookup {
+    keys: std::collections::HashSet<MapKey>,
+}
+
+impl SetLookup {
+    /// The set of a constant list, if cel-go would build one: every element a bool, int,
+    /// uint, double or string.
+    pub fn new(list: &[Value]) -> Option<SetLookup> {
+        let mut keys = std::collections::HashSet::new();
+        for v in list {
+            if !matches!(
+                v,
+                Value::Bool(_)
+                    | Value::Int(_)
+                    | Value::Uint(_)
+                    | Value::Double(_)
+                    | Value::String(_)
+            ) {
+                return None;
+            }
+            let mut add = |v: Value| {
+                if !matches!(v, Value::Double(d) if d.is_nan()) {
+                    keys.extend(MapKey::from_value(&v));
+                }
+            };
+            add(v.clone());
+            match *v {
+                Value::Double(d) => {
+                    if d.fract() == 0.0
+                        && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d)
+                    {
+                        add(Value::Int(d as i64));
+                    }
+                    if d.fract() == 0.0 && (0.0..1.844_674_407_370_955_2e19).contains(&d) {
+                        add(Value::Uint(d as u64));
+                    }
+                }
+                Value::Int(i) => {
+                    add(Value::Double(i as f64));
+                    if i >= 0 {
+                        add(Value::Uint(i as u64));
+                    }
+                }
+                Value::Uint(u) => {
+                    add(Value::Double(u as f64));
+                    if u <= i64::MAX as u64 {
+                        add(Value::Int(u as i64));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(SetLookup { keys })
+    }
+
+    /// Whether the value is in the set; `Err` for a value Go cannot hash (it panics).
+    pub fn contains(&self, v: &Value) -> Result<bool, &'static str> {
+        match MapKey::from_value(v) {
+            None => Err(super::eval::UNHASHABLE_BYTES),
+            Some(k) => Ok(self.keys.contains(&k)),
         }
     }
 }
@@ -214,10 +331,18 @@ pub struct Converter<'s> {
     declared: Vec<String>,
     scopes: Vec<(String, usize)>,
     pub slot_count: usize,
+    strings_ext: bool,
+    /// Errors cel-go's parser reports that the `cel` crate's does not.
+    pub errors: Vec<CompileError>,
 }
 
 impl<'s> Converter<'s> {
-    pub fn new(source: &'s str, info: &'s SourceInfo, declared: Vec<String>) -> Self {
+    pub fn new(
+        source: &'s str,
+        info: &'s SourceInfo,
+        declared: Vec<String>,
+        strings_ext: bool,
+    ) -> Self {
         let slot_count = declared.len();
         Converter {
             source,
@@ -225,6 +350,8 @@ impl<'s> Converter<'s> {
             declared,
             scopes: Vec::new(),
             slot_count,
+            strings_ext,
+            errors: Vec::new(),
         }
     }
 
@@ -388,7 +515,20 @@ impl<'s> Converter<'s> {
                 }
             }
             Expr::Call(c) => {
-                let target = c.target.as_ref().map(|t| Box::new(self.convert(t)));
+                // `strings.quote(x)`: a namespaced function, not a method of `strings`.
+                let qualified = match &c.target {
+                    Some(t) if self.strings_ext => Self::qualified(t)
+                        .map(|segs| format!("{}.{}", segs.join("."), c.func_name))
+                        .filter(|q| decls::STRING_FUNCTIONS.contains_key(q.as_str())),
+                    _ => None,
+                };
+                let (target, func_name) = match qualified {
+                    Some(q) => (None, q),
+                    None => (
+                        c.target.as_ref().map(|t| Box::new(self.convert(t))),
+                        c.func_name.clone(),
+                    ),
+                };
                 let args: Vec<Node> = c.args.iter().map(|a| self.convert(a)).collect();
                 let mut span = own.clone().unwrap_or(NO_SPAN);
                 if let Some(t) = &target {
@@ -397,11 +537,11 @@ impl<'s> Converter<'s> {
                 for a in &args {
                     span = union(&span, &a.span);
                 }
-                let func = Func::from_name(&c.func_name);
-                let is_fn_syntax = !c.func_name.starts_with('_')
-                    && !c.func_name.starts_with('@')
-                    && c.func_name != "!_"
-                    && c.func_name != "-_";
+                let func = Func::from_name(&func_name, self.strings_ext);
+                let is_fn_syntax = !func_name.starts_with('_')
+                    && !func_name.starts_with('@')
+                    && func_name != "!_"
+                    && func_name != "-_";
                 if is_fn_syntax {
                     span.end = self.close(span.end, b')');
                 } else if func == Func::Index {
@@ -414,11 +554,7 @@ impl<'s> Converter<'s> {
                         args.get(1)
                     };
                     match pat.map(|p| &p.kind) {
-                        Some(Kind::Lit(Value::String(p))) => Some(
-                            regex::Regex::new(p)
-                                .map(Arc::new)
-                                .map_err(|e| super::eval::regex_error(&e)),
-                        ),
+                        Some(Kind::Lit(Value::String(p))) => Some(super::regex::cached(p).0),
                         _ => None,
                     }
                 } else {
@@ -429,10 +565,12 @@ impl<'s> Converter<'s> {
                     scalar: false,
                     kind: Kind::Call {
                         func,
-                        name: c.func_name.clone(),
+                        name: func_name,
                         target,
                         args,
                         regex,
+                        guard: None,
+                        overload: None,
                     },
                 }
             }
@@ -470,6 +608,18 @@ impl<'s> Converter<'s> {
             }
             Expr::Struct(s) => self.leaf(own, Kind::Struct(s.type_name.clone())),
             Expr::Comprehension(c) => {
+                if c.iter_var == "__result__" || c.iter_var2.as_deref() == Some("__result__") {
+                    // cel-go's macros refuse the traditional accumulator name.
+                    let at = own.as_ref().map(|o| o.start).unwrap_or(0);
+                    let pos = self.source[at.min(self.source.len())..]
+                        .find("__result__")
+                        .map(|i| at + i);
+                    self.errors.push(CompileError {
+                        message: "iteration variable overwrites accumulator variable".into(),
+                        span: pos.map(|p| p..p + "__result__".len()),
+                        kind: CompileErrorKind::Syntax,
+                    });
+                }
                 let range = self.convert(&c.iter_range);
                 let accu_init = self.convert(&c.accu_init);
                 let accu_var = self.new_slot(&c.accu_var);

@@ -3,8 +3,10 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use super::strconv;
 use super::time::{Duration, Timestamp};
 
 /// A CEL runtime value.
@@ -25,7 +27,7 @@ pub enum Value {
 }
 
 /// A runtime type value, as returned by `type(x)` or named by `int`, `string`, ...
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TypeValue {
     Null,
     Bool,
@@ -60,34 +62,80 @@ impl TypeValue {
     }
 }
 
-/// A map key: only bool, int, uint and string may be keys.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum MapKey {
-    Bool(bool),
-    Int(i64),
-    Uint(u64),
-    String(Arc<str>),
-}
+/// A map key. cel-go keeps map literals in a Go map keyed by the CEL value, so any value
+/// Go can hash is a key: two keys are the same when Go's `==` says so (same type and value;
+/// lists and maps by identity; a NaN never equals itself). Bytes cannot be hashed.
+#[derive(Clone, Debug)]
+pub struct MapKey(Value);
 
 impl MapKey {
     pub fn to_value(&self) -> Value {
-        match self {
-            MapKey::Bool(b) => Value::Bool(*b),
-            MapKey::Int(i) => Value::Int(*i),
-            MapKey::Uint(u) => Value::Uint(*u),
-            MapKey::String(s) => Value::String(s.clone()),
+        self.0.clone()
+    }
+
+    pub fn value(&self) -> &Value {
+        &self.0
+    }
+
+    /// The key a value would be stored under, if it can be a key at all.
+    pub fn from_value(v: &Value) -> Option<MapKey> {
+        match v {
+            Value::Bytes(_) => None,
+            other => Some(MapKey(other.clone())),
         }
     }
 
-    /// The key a value would be stored under, if it can be a key.
-    pub fn from_value(v: &Value) -> Option<MapKey> {
-        match v {
-            Value::Bool(b) => Some(MapKey::Bool(*b)),
-            Value::Int(i) => Some(MapKey::Int(*i)),
-            Value::Uint(u) => Some(MapKey::Uint(*u)),
-            Value::String(s) => Some(MapKey::String(s.clone())),
-            _ => None,
+    pub fn string(s: &str) -> MapKey {
+        MapKey(Value::string(s))
+    }
+
+    fn is_nan(&self) -> bool {
+        matches!(self.0, Value::Double(d) if d.is_nan())
+    }
+}
+
+impl PartialEq for MapKey {
+    fn eq(&self, other: &Self) -> bool {
+        go_key_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for MapKey {}
+
+impl Hash for MapKey {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        match &self.0 {
+            Value::Null => 0u8.hash(h),
+            Value::Bool(b) => (1u8, b).hash(h),
+            Value::Int(i) => (2u8, i).hash(h),
+            Value::Uint(u) => (3u8, u).hash(h),
+            Value::Double(d) => (4u8, if *d == 0.0 { 0 } else { d.to_bits() }).hash(h),
+            Value::String(s) => (5u8, &**s).hash(h),
+            Value::Bytes(b) => (6u8, &**b).hash(h),
+            Value::List(l) => (7u8, Arc::as_ptr(l) as usize).hash(h),
+            Value::Map(m) => (8u8, Arc::as_ptr(m) as usize).hash(h),
+            Value::Timestamp(t) => (9u8, t.secs, t.nanos, t.offset).hash(h),
+            Value::Duration(d) => (10u8, d.nanos).hash(h),
+            Value::Type(t) => (11u8, t).hash(h),
         }
+    }
+}
+
+/// Go's `==` on two map keys held as `ref.Val` interfaces.
+fn go_key_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Uint(x), Value::Uint(y)) => x == y,
+        (Value::Double(x), Value::Double(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::List(x), Value::List(y)) => Arc::ptr_eq(x, y),
+        (Value::Map(x), Value::Map(y)) => Arc::ptr_eq(x, y),
+        (Value::Timestamp(x), Value::Timestamp(y)) => x == y && x.offset == y.offset,
+        (Value::Duration(x), Value::Duration(y)) => x == y,
+        (Value::Type(x), Value::Type(y)) => x == y,
+        _ => false,
     }
 }
 
@@ -97,15 +145,19 @@ const INDEX_THRESHOLD: usize = 12;
 #[derive(Debug, Default)]
 pub struct MapValue {
     entries: Vec<(MapKey, Value)>,
-    index: Option<HashMap<MapKey, usize>>,
+    /// String keys (the keys of every JSON object) by text.
+    strings: Option<HashMap<Arc<str>, usize>>,
+    /// The other keys.
+    others: Option<HashMap<MapKey, usize>>,
 }
 
 impl MapValue {
-    /// Builds a map; a later duplicate key replaces the earlier value.
+    /// Builds a map; a later duplicate key replaces the earlier value (as a Go map literal).
     pub fn from_entries(entries: Vec<(MapKey, Value)>) -> MapValue {
         let mut m = MapValue {
             entries: Vec::with_capacity(entries.len()),
-            index: None,
+            strings: None,
+            others: None,
         };
         for (k, v) in entries {
             m.insert(k, v);
@@ -113,44 +165,73 @@ impl MapValue {
         m
     }
 
-    /// Inserts, returning false (and doing nothing) when the key (by CEL equality) exists.
-    pub fn insert_new(&mut self, k: MapKey, v: Value) -> bool {
-        if self.get_key(&k).is_some() {
-            return false;
+    /// Builds a map of string keys known to be distinct (a JSON object).
+    fn from_distinct_strings(entries: Vec<(MapKey, Value)>) -> MapValue {
+        let mut m = MapValue {
+            entries,
+            strings: None,
+            others: None,
+        };
+        if m.entries.len() > INDEX_THRESHOLD {
+            m.build_index();
         }
-        self.push(k, v);
-        true
+        m
     }
 
-    fn insert(&mut self, k: MapKey, v: Value) {
+    fn build_index(&mut self) {
+        let mut strings = HashMap::new();
+        let mut others = HashMap::new();
+        for (i, (k, _)) in self.entries.iter().enumerate() {
+            match &k.0 {
+                Value::String(s) => {
+                    strings.entry(s.clone()).or_insert(i);
+                }
+                _ if k.is_nan() => {}
+                _ => {
+                    others.entry(k.clone()).or_insert(i);
+                }
+            }
+        }
+        self.strings = Some(strings);
+        self.others = Some(others);
+    }
+
+    pub fn insert(&mut self, k: MapKey, v: Value) {
         if let Some(i) = self.position(&k) {
             self.entries[i].1 = v;
-        } else {
-            self.push(k, v);
+            return;
         }
-    }
-
-    fn push(&mut self, k: MapKey, v: Value) {
         let i = self.entries.len();
-        if let Some(index) = &mut self.index {
-            index.insert(k.clone(), i);
+        if self.strings.is_some() {
+            match &k.0 {
+                Value::String(s) => {
+                    if let Some(ix) = &mut self.strings {
+                        ix.insert(s.clone(), i);
+                    }
+                }
+                _ if k.is_nan() => {}
+                _ => {
+                    if let Some(ix) = &mut self.others {
+                        ix.insert(k.clone(), i);
+                    }
+                }
+            }
         }
         self.entries.push((k, v));
-        if self.index.is_none() && self.entries.len() > INDEX_THRESHOLD {
-            self.index = Some(
-                self.entries
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (k, _))| (k.clone(), i))
-                    .collect(),
-            );
+        if self.strings.is_none() && self.entries.len() > INDEX_THRESHOLD {
+            self.build_index();
         }
     }
 
+    /// The position of the exact key (Go map lookup), if present.
     fn position(&self, k: &MapKey) -> Option<usize> {
-        match &self.index {
-            Some(index) => index.get(k).copied(),
-            None => self.entries.iter().position(|(ek, _)| ek == k),
+        if k.is_nan() {
+            return None;
+        }
+        match (&k.0, &self.strings, &self.others) {
+            (Value::String(s), Some(ix), _) => ix.get(&**s).copied(),
+            (_, _, Some(ix)) => ix.get(k).copied(),
+            _ => self.entries.iter().position(|(ek, _)| ek == k),
         }
     }
 
@@ -168,59 +249,64 @@ impl MapValue {
 
     /// Looks a string key up without allocating.
     pub fn get_str(&self, key: &str) -> Option<&Value> {
-        match &self.index {
-            Some(index) => index
-                .get(&MapKey::String(Arc::from(key)))
-                .map(|&i| &self.entries[i].1),
-            None => self.entries.iter().find_map(|(k, v)| match k {
-                MapKey::String(s) if &**s == key => Some(v),
+        match &self.strings {
+            Some(index) => index.get(key).map(|&i| &self.entries[i].1),
+            None => self.entries.iter().find_map(|(k, v)| match &k.0 {
+                Value::String(s) if &**s == key => Some(v),
                 _ => None,
             }),
         }
     }
 
-    fn get_exact(&self, k: &MapKey) -> Option<&Value> {
-        if let MapKey::String(s) = k {
-            return self.get_str(s);
-        }
-        self.position(k).map(|i| &self.entries[i].1)
-    }
-
-    /// Looks a key up with CEL's heterogeneous numeric key semantics.
-    pub fn get_key(&self, k: &MapKey) -> Option<&Value> {
-        if let Some(v) = self.get_exact(k) {
-            return Some(v);
-        }
-        match k {
-            MapKey::Int(i) if *i >= 0 => self.get_exact(&MapKey::Uint(*i as u64)),
-            MapKey::Uint(u) if *u <= i64::MAX as u64 => self.get_exact(&MapKey::Int(*u as i64)),
-            _ => None,
-        }
-    }
-
-    /// Looks a value up; `Err(NotAKey)` when the value cannot be a key at all.
-    pub fn get(&self, key: &Value) -> Result<Option<&Value>, NotAKey> {
-        match key {
-            Value::String(s) => Ok(self.get_str(s)),
-            Value::Double(d) => {
-                let d = *d;
-                if d.fract() != 0.0 || !d.is_finite() {
-                    return Ok(None);
-                }
-                if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d) {
-                    Ok(self.get_key(&MapKey::Int(d as i64)))
-                } else if (0.0..1.844_674_407_370_955_2e19).contains(&d) {
-                    Ok(self.get_key(&MapKey::Uint(d as u64)))
-                } else {
-                    Ok(None)
-                }
+    fn get_exact(&self, v: &Value) -> Option<&Value> {
+        match v {
+            Value::String(s) => self.get_str(s),
+            Value::Bytes(_) => None,
+            other => {
+                let k = MapKey(other.clone());
+                self.position(&k).map(|i| &self.entries[i].1)
             }
-            other => match MapKey::from_value(other) {
-                Some(k) => Ok(self.get_key(&k)),
-                None => Err(NotAKey),
-            },
         }
     }
+
+    /// cel-go's `Find`: the exact key, then the numerically equal int, uint or double key
+    /// (lossless conversions only). `Err(NotAKey)` for a value Go cannot hash (bytes).
+    pub fn find(&self, key: &Value) -> Result<Option<&Value>, NotAKey> {
+        if matches!(key, Value::Bytes(_)) {
+            return Err(NotAKey);
+        }
+        if self.entries.is_empty() {
+            return Ok(None);
+        }
+        if let Some(v) = self.get_exact(key) {
+            return Ok(Some(v));
+        }
+        Ok(match *key {
+            Value::Double(d) => match double_to_int_lossless(d) {
+                Some(i) => self.get_exact(&Value::Int(i)).or_else(|| {
+                    double_to_uint_lossless(d).and_then(|u| self.get_exact(&Value::Uint(u)))
+                }),
+                None => double_to_uint_lossless(d).and_then(|u| self.get_exact(&Value::Uint(u))),
+            },
+            Value::Int(i) if i >= 0 => self.get_exact(&Value::Uint(i as u64)),
+            Value::Uint(u) if u <= i64::MAX as u64 => self.get_exact(&Value::Int(u as i64)),
+            _ => None,
+        })
+    }
+}
+
+fn double_to_int_lossless(d: f64) -> Option<i64> {
+    if d.fract() != 0.0 || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d) {
+        return None;
+    }
+    Some(d as i64)
+}
+
+fn double_to_uint_lossless(d: f64) -> Option<u64> {
+    if d.fract() != 0.0 || !(0.0..1.844_674_407_370_955_2e19).contains(&d) {
+        return None;
+    }
+    Some(d as u64)
 }
 
 /// A value of a type that cannot be a map key.
@@ -254,172 +340,308 @@ impl Value {
     }
 
     /// Converts JSON the way Kubernetes unstructured content is seen by cel-go:
-    /// integers that fit int64 are `int`, every other number is `double`.
+    /// integers that fit int64 are `int`, every other number is `double`. Iterative, so
+    /// that no nesting depth can exhaust the stack.
     pub fn from_json(v: &serde_json::Value) -> Value {
-        match v {
-            serde_json::Value::Null => Value::Null,
-            serde_json::Value::Bool(b) => Value::Bool(*b),
-            serde_json::Value::Number(n) => match n.as_i64() {
-                Some(i) => Value::Int(i),
-                None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
-            },
-            serde_json::Value::String(s) => Value::string(s),
-            serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
-            serde_json::Value::Object(o) => Value::Map(Arc::new(MapValue::from_entries(
-                o.iter()
-                    .map(|(k, v)| (MapKey::String(Arc::from(k.as_str())), Value::from_json(v)))
-                    .collect(),
-            ))),
+        enum Frame<'a> {
+            List(std::slice::Iter<'a, serde_json::Value>, Vec<Value>),
+            Map(
+                serde_json::map::Iter<'a>,
+                Vec<(MapKey, Value)>,
+                Option<Arc<str>>,
+            ),
         }
-    }
-
-    /// CEL equality (cel-go heterogeneous equality: values of different kinds are unequal,
-    /// numbers compare by numeric value).
-    pub fn cel_eq(&self, other: &Value) -> bool {
-        match (self, other) {
-            (Value::Null, Value::Null) => true,
-            (Value::Bool(a), Value::Bool(b)) => a == b,
-            (Value::String(a), Value::String(b)) => a == b,
-            (Value::Bytes(a), Value::Bytes(b)) => a == b,
-            (Value::Timestamp(a), Value::Timestamp(b)) => a == b,
-            (Value::Duration(a), Value::Duration(b)) => a == b,
-            (Value::Type(a), Value::Type(b)) => a == b,
-            (Value::List(a), Value::List(b)) => {
-                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.cel_eq(y))
+        fn leaf(v: &serde_json::Value) -> Option<Value> {
+            Some(match v {
+                serde_json::Value::Null => Value::Null,
+                serde_json::Value::Bool(b) => Value::Bool(*b),
+                serde_json::Value::Number(n) => match n.as_i64() {
+                    Some(i) => Value::Int(i),
+                    None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
+                },
+                serde_json::Value::String(s) => Value::string(s),
+                _ => return None,
+            })
+        }
+        fn open(v: &serde_json::Value) -> Frame<'_> {
+            match v {
+                serde_json::Value::Array(a) => Frame::List(a.iter(), Vec::with_capacity(a.len())),
+                serde_json::Value::Object(o) => {
+                    Frame::Map(o.iter(), Vec::with_capacity(o.len()), None)
+                }
+                _ => unreachable!("open is only called on containers"),
             }
-            (Value::Map(a), Value::Map(b)) => {
-                a.len() == b.len()
-                    && a.entries().iter().all(|(k, v)| match b.get_key(k) {
-                        Some(bv) => v.cel_eq(bv),
-                        None => false,
+        }
+        if let Some(v) = leaf(v) {
+            return v;
+        }
+        let mut stack = vec![open(v)];
+        loop {
+            let top = stack.last_mut().expect("non-empty");
+            let next = match top {
+                Frame::List(it, _) => it.next(),
+                Frame::Map(it, _, key) => it.next().map(|(k, v)| {
+                    *key = Some(Arc::from(k.as_str()));
+                    v
+                }),
+            };
+            let done = match next {
+                Some(child) => match leaf(child) {
+                    Some(v) => Some(v),
+                    None => {
+                        stack.push(open(child));
+                        None
+                    }
+                },
+                None => {
+                    let finished = stack.pop().expect("non-empty");
+                    Some(match finished {
+                        Frame::List(_, items) => Value::list(items),
+                        Frame::Map(_, entries, _) => {
+                            Value::Map(Arc::new(MapValue::from_distinct_strings(entries)))
+                        }
                     })
+                }
+            };
+            let Some(v) = done else { continue };
+            match stack.last_mut() {
+                None => return v,
+                Some(Frame::List(_, items)) => items.push(v),
+                Some(Frame::Map(_, entries, key)) => {
+                    let k = key.take().unwrap_or_else(|| Arc::from(""));
+                    entries.push((MapKey(Value::String(k)), v));
+                }
             }
-            _ => match numeric_cmp(self, other) {
-                Some(o) => o == Ordering::Equal,
-                None => false,
-            },
         }
     }
 
     /// Renders the value as a CEL literal.
     pub fn render(&self) -> String {
-        let mut s = String::new();
-        self.render_into(&mut s);
-        s
+        let mut out = String::new();
+        self.render_limited(&mut out, usize::MAX, None);
+        out
     }
 
-    fn render_into(&self, out: &mut String) {
-        match self {
-            Value::Null => out.push_str("null"),
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+    /// Renders the value as a CEL literal, at most about `limit` bytes of it: the rest is left
+    /// out with a marker (`…`) and the work stops there, whatever the size of the value.
+    /// Entries of the maps in `redacted` are shown as `<redacted: N bytes>`.
+    pub fn render_limited(&self, out: &mut String, limit: usize, redacted: Option<&Redacted>) {
+        let end = out.len().saturating_add(limit);
+        let mut r = Renderer {
+            out,
+            end,
+            truncated: false,
+            redacted,
+        };
+        r.value(self);
+    }
+}
+
+/// What an explanation must never show: a Secret's `data` and `stringData` values and the
+/// last-applied annotation that copies them. Values are recognised by identity (the maps
+/// whose values are hidden, the strings hidden whole), and the paths are kept for the
+/// explanation's analysis of what a rule computes from them.
+#[derive(Debug, Default, Clone)]
+pub struct Redacted {
+    /// Addresses of the maps whose values are hidden, only ever compared.
+    maps: Vec<usize>,
+    /// Addresses of the strings hidden whole.
+    strings: Vec<usize>,
+    /// The hidden texts (to catch them in messages).
+    texts: Vec<Arc<str>>,
+    /// The object paths hidden.
+    pub paths: Vec<Vec<String>>,
+}
+
+impl Redacted {
+    /// Hides what is at `path` in `root` (a map: its values; a string: itself).
+    pub fn add_path(&mut self, root: &Value, path: &[&str]) {
+        self.paths
+            .push(path.iter().map(|s| s.to_string()).collect());
+        let mut cur = root;
+        for seg in path {
+            match cur {
+                Value::Map(m) => match m.get_str(seg) {
+                    Some(v) => cur = v,
+                    None => return,
+                },
+                _ => return,
+            }
+        }
+        match cur {
+            Value::Map(m) => {
+                self.maps.push(Arc::as_ptr(m) as usize);
+                for (_, v) in m.entries() {
+                    if let Value::String(s) = v {
+                        self.texts.push(s.clone());
+                    }
+                }
+            }
+            Value::String(s) => {
+                self.strings.push(Arc::as_ptr(s) as *const u8 as usize);
+                self.texts.push(s.clone());
+            }
+            _ => {}
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    pub fn hides_map(&self, m: &Arc<MapValue>) -> bool {
+        self.maps.contains(&(Arc::as_ptr(m) as usize))
+    }
+
+    pub fn hides_string(&self, s: &Arc<str>) -> bool {
+        self.strings
+            .contains(&(Arc::as_ptr(s) as *const u8 as usize))
+    }
+
+    /// Whether a text shows one of the hidden values (of four bytes or more).
+    pub fn leaks(&self, text: &str) -> bool {
+        self.texts
+            .iter()
+            .any(|t| t.len() >= 4 && text.contains(&**t))
+    }
+}
+
+/// How a redacted value is shown: its type and size, never its content.
+pub fn redacted_marker(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("<redacted: {} bytes>", s.len()),
+        Value::Bytes(b) => format!("<redacted: {} bytes>", b.len()),
+        Value::List(l) => format!("<redacted: list of {}>", l.len()),
+        Value::Map(m) => format!("<redacted: map of {}>", m.len()),
+        other => format!("<redacted: {}>", other.type_of().name()),
+    }
+}
+
+struct Renderer<'a, 'b> {
+    out: &'a mut String,
+    end: usize,
+    truncated: bool,
+    redacted: Option<&'b Redacted>,
+}
+
+impl Renderer<'_, '_> {
+    fn full(&mut self) -> bool {
+        if self.out.len() >= self.end {
+            if !self.truncated {
+                self.out.push('…');
+                self.truncated = true;
+            }
+            return true;
+        }
+        false
+    }
+
+    fn value(&mut self, v: &Value) {
+        if self.full() {
+            return;
+        }
+        match v {
+            Value::Null => self.out.push_str("null"),
+            Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
             Value::Int(i) => {
-                let _ = write!(out, "{i}");
+                let _ = write!(self.out, "{i}");
             }
             Value::Uint(u) => {
-                let _ = write!(out, "{u}u");
+                let _ = write!(self.out, "{u}u");
             }
-            Value::Double(d) => out.push_str(&render_double(*d)),
-            Value::String(s) => render_string(s, out),
+            Value::Double(d) => self.out.push_str(&render_double(*d)),
+            Value::String(s) => {
+                if self.redacted.is_some_and(|r| r.hides_string(s)) {
+                    self.out.push_str(&redacted_marker(v));
+                } else {
+                    self.string(s)
+                }
+            }
             Value::Bytes(b) => {
-                out.push_str("b\"");
+                self.out.push_str("b\"");
                 for &c in b.iter() {
+                    if self.full() {
+                        return;
+                    }
                     match c {
-                        b'"' => out.push_str("\\\""),
-                        b'\\' => out.push_str("\\\\"),
-                        0x20..=0x7e => out.push(c as char),
+                        b'"' => self.out.push_str("\\\""),
+                        b'\\' => self.out.push_str("\\\\"),
+                        0x20..=0x7e => self.out.push(c as char),
                         _ => {
-                            let _ = write!(out, "\\x{c:02x}");
+                            let _ = write!(self.out, "\\x{c:02x}");
                         }
                     }
                 }
-                out.push('"');
+                self.out.push('"');
             }
             Value::List(l) => {
-                out.push('[');
+                self.out.push('[');
                 for (i, v) in l.iter().enumerate() {
                     if i > 0 {
-                        out.push_str(", ");
+                        self.out.push_str(", ");
                     }
-                    v.render_into(out);
+                    if self.full() {
+                        return;
+                    }
+                    self.value(v);
                 }
-                out.push(']');
+                self.out.push(']');
             }
             Value::Map(m) => {
-                out.push('{');
+                let redact = self.redacted.is_some_and(|r| r.hides_map(m));
+                self.out.push('{');
                 for (i, (k, v)) in m.entries().iter().enumerate() {
                     if i > 0 {
-                        out.push_str(", ");
+                        self.out.push_str(", ");
                     }
-                    k.to_value().render_into(out);
-                    out.push_str(": ");
-                    v.render_into(out);
+                    if self.full() {
+                        return;
+                    }
+                    self.value(&k.0);
+                    self.out.push_str(": ");
+                    if redact {
+                        self.out.push_str(&redacted_marker(v));
+                    } else {
+                        self.value(v);
+                    }
                 }
-                out.push('}');
+                self.out.push('}');
             }
             Value::Timestamp(t) => {
-                let _ = write!(out, "timestamp(\"{}\")", t.to_rfc3339());
+                let _ = write!(self.out, "timestamp(\"{}\")", t.to_rfc3339());
             }
             Value::Duration(d) => {
-                let _ = write!(out, "duration(\"{}\")", d.to_cel_string());
+                let _ = write!(self.out, "duration(\"{}\")", d.to_cel_string());
             }
-            Value::Type(t) => out.push_str(t.name()),
+            Value::Type(t) => self.out.push_str(t.name()),
         }
+    }
+
+    fn string(&mut self, s: &str) {
+        self.out.push('"');
+        for c in s.chars() {
+            if self.full() {
+                return;
+            }
+            match c {
+                '"' => self.out.push_str("\\\""),
+                '\\' => self.out.push_str("\\\\"),
+                '\n' => self.out.push_str("\\n"),
+                '\r' => self.out.push_str("\\r"),
+                '\t' => self.out.push_str("\\t"),
+                c if (c as u32) < 0x20 => {
+                    let _ = write!(self.out, "\\x{:02x}", c as u32);
+                }
+                c => self.out.push(c),
+            }
+        }
+        self.out.push('"');
     }
 }
 
-fn render_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// Formats a double the way cel-go's `string(double)` does (Go `%g`-like, shortest repr).
+/// Formats a double the way cel-go's `string(double)` does (Go `%g`, shortest digits).
 pub fn format_double_go(d: f64) -> String {
-    if d.is_nan() {
-        return "NaN".into();
-    }
-    if d.is_infinite() {
-        return if d > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    if d == 0.0 {
-        return if d.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    // Shortest round-trip digits, (Go 'g' with -1 precision).
-    let s = format!("{d:e}");
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    // Go's `%g` with the shortest representation: exponent form when exp < -4 || exp >= 6.
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        let e = exp.abs();
-        if e < 10 {
-            format!("{mant}e{sign}0{e}")
-        } else {
-            format!("{mant}e{sign}{e}")
-        }
-    } else {
-        format!("{d}")
-    }
+    strconv::format_g(d)
 }
 
 fn render_double(d: f64) -> String {
@@ -433,8 +655,7 @@ fn render_double(d: f64) -> String {
             "double(\"-Infinity\")".into()
         };
     }
-    let s = format!("{d:?}");
-    s
+    format!("{d:?}")
 }
 
 /// Compares two numbers of any numeric kind by value; `None` if either is not numeric
@@ -507,42 +728,76 @@ mod tests {
     }
 
     #[test]
-    fn heterogeneous_numeric_equality() {
-        assert!(Value::Int(2).cel_eq(&Value::Double(2.0)));
-        assert!(Value::Uint(2).cel_eq(&Value::Int(2)));
-        assert!(!Value::Int(-1).cel_eq(&Value::Uint(u64::MAX)));
-        assert!(!Value::Int(1).cel_eq(&Value::string("1")));
-        assert!(!Value::Double(f64::NAN).cel_eq(&Value::Double(f64::NAN)));
-        assert_eq!(
-            numeric_cmp(&Value::Int(1), &Value::Double(1.5)),
-            Some(Ordering::Less)
-        );
+    fn deep_json_converts_without_recursion() {
+        let mut v = serde_json::json!("leaf");
+        for _ in 0..100_000 {
+            v = serde_json::Value::Array(vec![v]);
+        }
+        let cel = Value::from_json(&v);
+        let Value::List(l) = &cel else { panic!() };
+        assert_eq!(l.len(), 1);
+        // drop both iteratively-built trees without overflowing the stack
+        let mut cur = cel;
+        while let Value::List(l) = cur {
+            cur = Arc::try_unwrap(l)
+                .map(|mut v| v.pop().unwrap_or(Value::Null))
+                .unwrap_or(Value::Null);
+        }
+        let mut cur = v;
+        while let serde_json::Value::Array(mut a) = cur {
+            cur = a.pop().unwrap_or(serde_json::Value::Null);
+        }
+    }
+
+    #[test]
+    fn map_keys_follow_go_map_semantics() {
+        let m = MapValue::from_entries(vec![
+            (MapKey(Value::Int(1)), Value::string("a")),
+            (MapKey(Value::Uint(1)), Value::string("b")),
+            (MapKey(Value::Int(1)), Value::string("c")),
+            (MapKey(Value::Double(2.0)), Value::string("d")),
+        ]);
+        assert_eq!(m.len(), 3);
+        assert!(matches!(m.find(&Value::Int(1)), Ok(Some(Value::String(s))) if &**s == "c"));
+        assert!(matches!(m.find(&Value::Uint(1)), Ok(Some(Value::String(s))) if &**s == "b"));
+        // a double key is found by a double only; an int does not find it
+        assert!(matches!(m.find(&Value::Int(2)), Ok(None)));
+        assert!(matches!(m.find(&Value::Double(2.0)), Ok(Some(_))));
+        assert!(matches!(m.find(&Value::Double(1.0)), Ok(Some(Value::String(s))) if &**s == "c"));
+        assert!(matches!(m.find(&Value::Double(1.5)), Ok(None)));
+        assert!(m.find(&Value::Bytes(Arc::from(&b"x"[..]))).is_err());
+        let nan = MapValue::from_entries(vec![
+            (MapKey(Value::Double(f64::NAN)), Value::Null),
+            (MapKey(Value::Double(f64::NAN)), Value::Null),
+        ]);
+        assert_eq!(nan.len(), 2);
+        assert!(matches!(nan.find(&Value::Double(f64::NAN)), Ok(None)));
     }
 
     #[test]
     fn large_maps_are_indexed() {
         let entries = (0..100)
-            .map(|i| {
-                (
-                    MapKey::String(Arc::from(format!("k{i}").as_str())),
-                    Value::Int(i),
-                )
-            })
+            .map(|i| (MapKey::string(&format!("k{i}")), Value::Int(i)))
             .collect();
         let m = MapValue::from_entries(entries);
         assert!(matches!(m.get_str("k57"), Some(Value::Int(57))));
         assert!(m.get_str("nope").is_none());
         assert!(matches!(
-            MapValue::from_entries(vec![(MapKey::Uint(3), Value::Null)]).get(&Value::Int(3)),
+            MapValue::from_entries(vec![(MapKey(Value::Uint(3)), Value::Null)])
+                .find(&Value::Int(3)),
             Ok(Some(Value::Null))
         ));
     }
 
     #[test]
-    fn renders_cel_literals() {
+    fn renders_cel_literals_and_truncates() {
         let v = Value::from_json(&serde_json::json!({"a": [1, 2.5, "x\"y", null, true]}));
         assert_eq!(v.render(), r#"{"a": [1, 2.5, "x\"y", null, true]}"#);
         assert_eq!(Value::Uint(3).render(), "3u");
         assert_eq!(Value::Double(2.0).render(), "2.0");
+        let big = Value::string(&"x".repeat(1_000_000));
+        let mut out = String::new();
+        big.render_limited(&mut out, 20, None);
+        assert_eq!(out, format!("\"{}…", "x".repeat(19)));
     }
 }
