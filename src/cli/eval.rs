@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::input;
 use super::{
@@ -11,7 +11,7 @@ use super::{
 use serde_json::Value;
 
 use crate::cluster::{Cluster, ClusterArgs};
-use crate::core::cel::Limits;
+use crate::core::cel::{Environment, Limits};
 use crate::core::objects::ObjectId;
 use crate::core::readiness::{Explain, Rule};
 use crate::output::eval as render;
@@ -23,10 +23,12 @@ Examples:
   kubectl get deploy -n flux-system -o yaml | kubectl ksm eval --rule-file rule.cel -f -
   kubectl ksm eval 'self.status.phase == \"Running\"' -f pods.yaml -o json
   kubectl ksm eval 'has(self.status.readyReplicas)' deployment/helm-controller -n flux-system
+  kubectl ksm eval --env health 'obj.status.phase == \"Running\"' --message '\"phase \" + obj.status.phase' -f pods.yaml
 
 Exit codes: 0 every result true, 1 a result false or failed, 2 bad usage or unreadable input.")]
 pub struct EvalArgs {
-    /// The CEL rule (kcm's environment: standard library, `self` is the object)
+    /// The CEL rule (readiness: standard library, `self` is the object; health: `obj` is the
+    /// object, with the string extension)
     #[arg(
         value_name = "RULE",
         required_unless_present = "rule_file",
@@ -51,10 +53,37 @@ pub struct EvalArgs {
     /// Namespace of the live object (default: the context's)
     #[arg(short = 'n', long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
+    /// kcm's CEL environment: `readiness` (StateManagementProvider rules: `self`, programs
+    /// built with OptOptimize) or `health` (the Sveltos adapter's health rules: `obj`, the
+    /// string extension, programs built without options)
+    #[arg(long, value_enum, default_value_t = EnvArg::Readiness)]
+    pub env: EnvArg,
+    /// With --env health: the rule's `message` expression, shown for each unhealthy object
+    /// (empty when it fails or is not a string, as kcm's verifier does)
+    #[arg(long, value_name = "EXPR")]
+    pub message: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     #[command(flatten)]
     pub budget: BudgetArgs,
+}
+
+/// The CEL environment of `eval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EnvArg {
+    /// StateManagementProvider readiness rules
+    Readiness,
+    /// Service health rules (the Sveltos adapter's verifier)
+    Health,
+}
+
+impl EnvArg {
+    fn env(self) -> Environment {
+        match self {
+            EnvArg::Readiness => Environment::Readiness,
+            EnvArg::Health => Environment::Health,
+        }
+    }
 }
 
 /// Gets the live object KIND/NAME.
@@ -151,7 +180,29 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
         (None, None) => unreachable!("clap requires -f or KIND/NAME"),
     };
-    let rule = Rule::new(&rule_text, &args.budget.limits());
+    if args.message.is_some() && args.env != EnvArg::Health {
+        return Err(CliError::Fatal(
+            "--message is the message expression of a health rule: use it with --env health".into(),
+        ));
+    }
+    let limits = args.budget.limits();
+    let rule = Rule::in_env(&rule_text, &limits, args.env.env());
+    let message = match &args.message {
+        Some(m) => {
+            let rule = Rule::in_env(m, &limits, Environment::Health);
+            if let Some(errors) = rule.compile_errors() {
+                // kcm refuses to load a health rule whose message does not compile
+                let text = errors
+                    .iter()
+                    .map(|e| e.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Err(CliError::Fatal(format!("message: compile: {text}")));
+            }
+            Some(rule)
+        }
+        None => None,
+    };
     let explain = if global.verbose > 0 {
         Explain::Always
     } else {
@@ -159,14 +210,22 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     };
     let results: Vec<render::Result> = objects
         .iter()
-        .map(|(id, json)| render::Result {
-            object: id.clone(),
-            outcome: rule.evaluate(json, explain),
+        .map(|(id, json)| {
+            let outcome = rule.evaluate(json, explain);
+            let message = message
+                .as_ref()
+                .filter(|_| outcome.result == Some(false))
+                .map(|m| m.message_for(json));
+            render::Result {
+                object: id.clone(),
+                outcome,
+                message,
+            }
         })
         .collect();
     match format {
         OutputFormat::Json => render::json(io.stdout, &results)?,
-        _ => render::human(io.stdout, &rule_text, &results, io.color)?,
+        _ => render::human(io.stdout, &rule_text, args.env.env(), &results, io.color)?,
     }
     Ok(if results.iter().all(|r| r.outcome.result == Some(true)) {
         EXIT_OK

@@ -4,13 +4,15 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use crate::core::cel::{Clause, ClauseKind};
+use crate::core::cel::{Clause, ClauseKind, Environment};
 use crate::core::objects::ObjectId;
 use crate::core::readiness::RuleOutcome;
 
 pub struct Result {
     pub object: ObjectId,
     pub outcome: RuleOutcome,
+    /// A health rule's message for an unhealthy object (`--message`).
+    pub message: Option<String>,
 }
 
 pub fn clause_json(c: &Clause) -> Value {
@@ -53,6 +55,9 @@ pub fn json(out: &mut dyn Write, results: &[Result]) -> io::Result<()> {
             let mut v = json!({"object": r.object});
             if let (Value::Object(m), Value::Object(o)) = (&mut v, outcome_json(&r.outcome)) {
                 m.extend(o);
+                if let Some(message) = &r.message {
+                    m.insert("message".into(), Value::String(message.clone()));
+                }
             }
             v
         })
@@ -163,9 +168,19 @@ fn one_line(s: &str) -> String {
 }
 
 /// Human output of `eval`.
-pub fn human(out: &mut dyn Write, rule: &str, results: &[Result], color: bool) -> io::Result<()> {
+pub fn human(
+    out: &mut dyn Write,
+    rule: &str,
+    env: Environment,
+    results: &[Result],
+    color: bool,
+) -> io::Result<()> {
     let p = Paint { color };
-    writeln!(out, "{} {}", p.bold("rule:"), one_line(rule))?;
+    let label = match env {
+        Environment::Readiness => "rule:",
+        Environment::Health => "healthy:",
+    };
+    writeln!(out, "{} {}", p.bold(label), one_line(rule))?;
     for r in results {
         writeln!(
             out,
@@ -173,6 +188,9 @@ pub fn human(out: &mut dyn Write, rule: &str, results: &[Result], color: bool) -
             p.bold(&r.object.to_string()),
             verdict(&r.outcome, &p)
         )?;
+        if let Some(m) = &r.message {
+            writeln!(out, "  {} {m:?}", p.dim("message:"))?;
+        }
         explanation(out, &r.outcome.explanation, 2, &p)?;
     }
     let t = results

@@ -50,6 +50,14 @@ pub enum Kind {
         /// The index of the only overload the checker found for the call, if only one.
         overload: Option<u8>,
     },
+    /// `v.f1.f2...`: a chain of field selections from a variable, walked in one step (it
+    /// costs what the chain of nodes it replaces costs).
+    Path {
+        slot: usize,
+        fields: Box<[Arc<str>]>,
+        /// Cost units of comparing the long field names (one per 64 bytes).
+        extra: u64,
+    },
     /// `x in <constant list>` as cel-go's OptOptimize plans it: a lookup in a hash set.
     InSet {
         arg: Box<Node>,
@@ -268,6 +276,71 @@ impl SetLookup {
             None => Err(super::eval::UNHASHABLE_BYTES),
             Some(k) => Ok(self.keys.contains(&k)),
         }
+    }
+}
+
+/// Fuses chains of field selections from a variable into [`Kind::Path`] nodes (after type
+/// checking: the checker sees the selections one by one).
+pub fn fuse_paths(n: &mut Node) {
+    let mut fields: Vec<Arc<str>> = Vec::new();
+    let mut cur: &Node = n;
+    let slot = loop {
+        match &cur.kind {
+            Kind::Select {
+                operand,
+                field,
+                test: false,
+            } => {
+                fields.push(field.clone());
+                cur = operand;
+            }
+            Kind::Var(slot) if !fields.is_empty() => break Some(*slot),
+            _ => break None,
+        }
+    };
+    if let Some(slot) = slot {
+        fields.reverse();
+        let extra = fields
+            .iter()
+            .map(|f| f.len() as u64 / super::cost::BYTES_PER_UNIT)
+            .sum();
+        n.kind = Kind::Path {
+            slot,
+            fields: fields.into_boxed_slice(),
+            extra,
+        };
+        return;
+    }
+    match &mut n.kind {
+        Kind::Select { operand, .. } => fuse_paths(operand),
+        Kind::Call { target, args, .. } => {
+            if let Some(t) = target {
+                fuse_paths(t);
+            }
+            for a in args {
+                fuse_paths(a);
+            }
+        }
+        Kind::List(items) => items.iter_mut().for_each(fuse_paths),
+        Kind::Map(entries) => {
+            for (k, v) in entries {
+                fuse_paths(k);
+                fuse_paths(v);
+            }
+        }
+        Kind::Comprehension(c) => {
+            for x in [
+                &mut c.range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                fuse_paths(x);
+            }
+        }
+        Kind::InSet { arg, .. } => fuse_paths(arg),
+        _ => {}
     }
 }
 

@@ -524,6 +524,7 @@ fn string_ext(f: Func, argv: &[&Value], b: &mut super::cost::Budget) -> Result<V
 
 /// Field selection (cel-go's attribute qualification): a map's key, or for `has()` whether
 /// it is there; a list cannot be selected into; anything else has no keys.
+#[inline(always)]
 pub fn select<'a>(o: Cow<'a, Value>, field: &str, test: bool) -> EResult<'a> {
     let missing = || Err(Fault::new(format!("no such key: {field}")));
     match o {

@@ -109,6 +109,7 @@ impl Checker {
                 self.check(arg);
                 CelType::Bool
             }
+            Kind::Path { .. } => CelType::Dyn,
             Kind::Var(slot) => self.slots[*slot].clone(),
             Kind::Unresolved(name) => {
                 self.error(

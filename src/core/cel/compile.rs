@@ -245,6 +245,7 @@ fn compile_inner(
     } else {
         CelType::Dyn
     };
+    ast::fuse_paths(&mut root);
     let plan_error = if options.optimize {
         plan::plan(&mut root, slot_count)
     } else {

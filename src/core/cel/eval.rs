@@ -58,8 +58,39 @@ pub struct Memo {
     pub values: HashMap<usize, Result<Value, Fault>>,
 }
 
+/// A variable slot: unbound, or the value (or error) bound to it.
+pub(super) type Slot<'a> = Option<Result<Cow<'a, Value>, Fault>>;
+
+/// The variable slots of an evaluation: on the stack for the usual few (the object and a
+/// comprehension or two), so that evaluating a rule allocates nothing.
+pub(super) enum Slots<'a> {
+    Inline([Slot<'a>; 6]),
+    Heap(Vec<Slot<'a>>),
+}
+
+impl<'a> std::ops::Index<usize> for Slots<'a> {
+    type Output = Slot<'a>;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &Slot<'a> {
+        match self {
+            Slots::Inline(a) => &a[i],
+            Slots::Heap(v) => &v[i],
+        }
+    }
+}
+
+impl<'a> std::ops::IndexMut<usize> for Slots<'a> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut Slot<'a> {
+        match self {
+            Slots::Inline(a) => &mut a[i],
+            Slots::Heap(v) => &mut v[i],
+        }
+    }
+}
+
 pub struct Evaluator<'a> {
-    pub(super) slots: Vec<Option<Result<Cow<'a, Value>, Fault>>>,
+    pub(super) slots: Slots<'a>,
     pub budget: Budget,
     pub memo: Option<Memo>,
     /// Depth of comprehension bodies being evaluated (their values are not memoised: they
@@ -69,11 +100,16 @@ pub struct Evaluator<'a> {
 
 impl<'a> Evaluator<'a> {
     pub fn new(slot_count: usize, declared: &[&'a Value], budget: Budget) -> Evaluator<'a> {
-        let mut slots: Vec<Option<Result<Cow<'a, Value>, Fault>>> = Vec::with_capacity(slot_count);
-        for v in declared {
-            slots.push(Some(Ok(Cow::Borrowed(*v))));
+        let mut slots = if slot_count <= 6 {
+            Slots::Inline(std::array::from_fn(|_| None))
+        } else {
+            let mut v = Vec::with_capacity(slot_count);
+            v.resize_with(slot_count, || None);
+            Slots::Heap(v)
+        };
+        for (i, v) in declared.iter().enumerate() {
+            slots[i] = Some(Ok(Cow::Borrowed(*v)));
         }
-        slots.resize_with(slot_count, || None);
         Evaluator {
             slots,
             budget,
@@ -95,6 +131,7 @@ impl<'a> Evaluator<'a> {
         self.eval_kind(n)
     }
 
+    #[cold]
     fn eval_memo(&mut self, n: &'a Node) -> EResult<'a> {
         let key = n as *const Node as usize;
         let memo = self.memo.as_ref().expect("checked");
@@ -117,16 +154,32 @@ impl<'a> Evaluator<'a> {
         r
     }
 
+    #[inline(always)]
     fn eval_kind(&mut self, n: &'a Node) -> EResult<'a> {
         match &n.kind {
             Kind::Lit(v) => Ok(Cow::Borrowed(v)),
             Kind::TypeIdent(tv, _) => Ok(Cow::Owned(Value::Type(*tv))),
             Kind::Var(slot) => match &self.slots[*slot] {
+                Some(Ok(Cow::Borrowed(v))) => Ok(Cow::Borrowed(*v)),
                 Some(r) => r.clone(),
                 None => Err(Fault::new("no such attribute")),
             },
-            Kind::Unresolved(name) => Err(Fault::new(format!("undeclared reference to '{name}'"))),
-            Kind::Struct(name) => Err(Fault::new(format!("unknown type '{name}'"))),
+            Kind::Path {
+                slot,
+                fields,
+                extra,
+            } => {
+                // one unit per selection, as the nodes this one replaces
+                self.budget
+                    .charge(fields.len() as u64 + *extra)
+                    .map_err(Fault::budget)?;
+                match &self.slots[*slot] {
+                    Some(Ok(Cow::Borrowed(v))) => walk(v, fields).map(Cow::Borrowed),
+                    Some(Ok(Cow::Owned(v))) => walk(v, fields).map(|v| Cow::Owned(v.clone())),
+                    Some(Err(e)) => Err(e.clone()),
+                    None => Err(Fault::new("no such attribute")),
+                }
+            }
             Kind::Select {
                 operand,
                 field,
@@ -136,6 +189,26 @@ impl<'a> Evaluator<'a> {
                 self.budget.scan(field.len()).map_err(Fault::budget)?;
                 select(o, field, *test)
             }
+            Kind::Call {
+                func,
+                name,
+                target,
+                args,
+                regex,
+                guard,
+                ..
+            } => self.call(*func, name, target.as_deref(), args, regex.as_ref(), *guard),
+            _ => self.eval_rare(n),
+        }
+    }
+
+    /// The kinds of node evaluated less often, out of line so that the evaluator's frame
+    /// stays small (the recursion goes as deep as the rule).
+    #[inline(never)]
+    fn eval_rare(&mut self, n: &'a Node) -> EResult<'a> {
+        match &n.kind {
+            Kind::Unresolved(name) => Err(Fault::new(format!("undeclared reference to '{name}'"))),
+            Kind::Struct(name) => Err(Fault::new(format!("unknown type '{name}'"))),
             Kind::List(elems) => {
                 self.budget.alloc_slots(elems.len())?;
                 let mut out = Vec::with_capacity(elems.len());
@@ -182,15 +255,7 @@ impl<'a> Evaluator<'a> {
                 self.slots[c.accu_var] = None;
                 r.map(|v| Cow::Owned(v.into_owned()))
             }
-            Kind::Call {
-                func,
-                name,
-                target,
-                args,
-                regex,
-                guard,
-                ..
-            } => self.call(*func, name, target.as_deref(), args, regex.as_ref(), *guard),
+            _ => unreachable!("eval_kind handles the other kinds"),
         }
     }
 
@@ -269,6 +334,25 @@ impl<'a> Evaluator<'a> {
         self.slots[c.accu_var] = Some(step);
         Ok(true)
     }
+}
+
+/// Selects `fields` one after the other from `v` (cel-go's attribute qualification).
+#[inline]
+fn walk<'v>(v: &'v Value, fields: &[std::sync::Arc<str>]) -> Result<&'v Value, Fault> {
+    let mut cur = v;
+    for f in fields {
+        cur = match cur {
+            Value::Map(m) => match m.get_str(f) {
+                Some(x) => x,
+                None => return Err(Fault::new(format!("no such key: {f}"))),
+            },
+            Value::List(_) => {
+                return Err(Fault::new("unsupported index type 'string' in list"));
+            }
+            _ => return Err(Fault::new(format!("no such key: {f}"))),
+        };
+    }
+    Ok(cur)
 }
 
 pub const UNHASHABLE_BYTES: &str =

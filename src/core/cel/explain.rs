@@ -237,6 +237,13 @@ impl<'r> Taint<'r> {
         let mut cur = n;
         loop {
             match &cur.kind {
+                Kind::Path {
+                    slot: 0, fields, ..
+                } => {
+                    segs.extend(fields.iter().rev().map(|f| f.to_string()));
+                    segs.reverse();
+                    return Some(segs);
+                }
                 Kind::Select {
                     operand,
                     field,
@@ -305,6 +312,10 @@ impl<'r> Taint<'r> {
                 (false, false)
             }
             Kind::Var(s) => self.slots.get(s).copied().unwrap_or((false, false)),
+            Kind::Path { slot, .. } => {
+                let (d, h) = self.slots.get(slot).copied().unwrap_or((false, false));
+                (d || h, d || h)
+            }
             Kind::Select { operand, test, .. } => {
                 let (d, h) = self.visit(operand);
                 if *test {
