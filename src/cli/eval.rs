@@ -128,12 +128,16 @@ pub struct BudgetArgs {
     /// Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)
     #[arg(long, value_name = "UNITS", default_value_t = Limits::default().max_cost)]
     pub cost_limit: u64,
+    /// Memory budget of one evaluation (bytes the values it builds may take in all)
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_memory)]
+    pub memory_limit: u64,
 }
 
 impl BudgetArgs {
     pub fn limits(&self) -> Limits {
         Limits {
             max_cost: self.cost_limit,
+            max_memory: self.memory_limit,
             ..Limits::default()
         }
     }

@@ -153,11 +153,14 @@ impl Rule {
             Some(Ok(c)) => c,
         };
         let obj = cel_object(object);
-        let (verdict, explanation) = compiled.evaluate_explained(&obj, |v| match explain {
-            Explain::Never => false,
-            Explain::WhenNotTrue => *v != cel::Verdict::True,
-            Explain::Always => true,
-        });
+        let (verdict, explanation) = compiled.evaluate_explained(
+            &obj,
+            match explain {
+                Explain::Never => cel::Explain::Never,
+                Explain::WhenNotTrue => cel::Explain::WhenNotTrue,
+                Explain::Always => cel::Explain::Always,
+            },
+        );
         let (result, error, budget_exceeded) = match verdict {
             cel::Verdict::True => (Some(true), None, None),
             cel::Verdict::False => (Some(false), None, None),

@@ -493,7 +493,40 @@ impl<'s> Converter<'s> {
         if let Some(own) = own {
             node.span = union(&node.span, &own);
         }
+        node.span = self.parenthesized(node.span);
         node
+    }
+
+    /// The span of a sub-expression with the parentheses around it: `(a || b)` is the text of
+    /// the `||` in `(a || b) && c`, not `a || b`. A `(` after a name opens a call's
+    /// arguments, not a group (but `x in (y)` groups).
+    fn parenthesized(&self, mut span: Range<usize>) -> Range<usize> {
+        let b = self.source.as_bytes();
+        if span.end > b.len() || span.start > span.end {
+            return span;
+        }
+        loop {
+            let before = self.source[..span.start].trim_end();
+            let after = self.source[span.end..].trim_start();
+            if !before.ends_with('(') || !after.starts_with(')') {
+                return span;
+            }
+            let open = before.len() - 1;
+            let ahead = self.source[..open].trim_end();
+            let ident = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'`';
+            // `in (` groups: `in` is an operator unless it ends a longer name or a field
+            let in_operator = ahead.strip_suffix("in").is_some_and(|rest| {
+                !rest
+                    .as_bytes()
+                    .last()
+                    .is_some_and(|c| ident(c) || *c == b'.')
+            });
+            let called = !in_operator && ahead.as_bytes().last().is_some_and(ident);
+            if called {
+                return span;
+            }
+            span = open..self.source.len() - after.len() + 1;
+        }
     }
 
     fn leaf(&self, span: Option<Range<usize>>, kind: Kind) -> Node {
@@ -616,6 +649,13 @@ impl<'s> Converter<'s> {
                     && func_name != "!_"
                     && func_name != "-_";
                 if is_fn_syntax {
+                    // the parser places a global call at its `(`: the name is part of it
+                    if target.is_none() && span.start <= span.end {
+                        let before = self.source[..span.start].trim_end();
+                        if before.ends_with(func_name.as_str()) {
+                            span.start = before.len() - func_name.len();
+                        }
+                    }
                     span.end = self.close(span.end, b')');
                 } else if func == Func::Index {
                     span.end = self.close(span.end, b']');

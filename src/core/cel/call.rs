@@ -7,7 +7,6 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::ast::{Func, Kind, Node};
-use super::cost::BYTES_PER_UNIT;
 use super::decls::Overload;
 use super::eval::{EResult, Evaluator, Fault};
 use super::ext;
@@ -321,17 +320,18 @@ impl<'a> Evaluator<'a> {
                     None => {
                         let (r, miss) = regex::cached(p);
                         if miss {
-                            // compiling: about the pattern's program size
+                            // compiling: time and memory of the program
                             b.scan(p.len())?;
                             if let Ok(c) = &r {
-                                b.charge(c.size)?;
+                                b.charge(c.weight)?;
+                                b.alloc(c.memory())?;
                             }
                         }
                         r
                     }
                 };
                 let re = compiled.map_err(Fault::new)?;
-                b.charge(match_cost(s.len(), re.size))?;
+                b.charge(re.match_cost(s.len()))?;
                 Ok(Value::Bool(re.re.is_match(s)))
             }
             (Func::TypeOf, [v]) => Ok(Value::Type(v.type_of())),
@@ -376,14 +376,6 @@ impl<'a> Evaluator<'a> {
             Err(f) => Err(f),
         }
     }
-}
-
-/// The cost of matching `len` bytes against a pattern of Go size `size`: linear in the text,
-/// and steeper for large patterns (the engine may fall back to simulating the automaton).
-fn match_cost(len: usize, size: u64) -> u64 {
-    let len = len as u64 + 1;
-    let factor = 1 + size / 32;
-    (len.saturating_mul(factor) / (BYTES_PER_UNIT / 4)).max(1)
 }
 
 fn is_string_ext(f: Func) -> bool {

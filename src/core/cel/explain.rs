@@ -113,15 +113,9 @@ fn structure(n: &Node) -> (ClauseKind, Vec<&Node>, Vec<&Node>) {
     (kind, children, operands)
 }
 
-/// Explains the rule, continuing the evaluator `ev` (and its budget).
-pub fn explain<'a>(
-    root: &'a Node,
-    source: &str,
-    ev: &mut Evaluator<'a>,
-    redacted: &Redacted,
-    budget_message: impl Fn(Fault) -> String,
-) -> Vec<Clause> {
-    // The nodes whose values are shown.
+/// The memo of the nodes whose values an explanation shows (the clauses and their
+/// operands), for the evaluation to fill as it goes.
+pub fn memo(root: &Node) -> Memo {
     let mut watched = HashSet::new();
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
@@ -132,10 +126,23 @@ pub fn explain<'a>(
         }
         stack.extend(children);
     }
-    ev.memo = Some(Memo {
+    Memo {
         watched,
         values: HashMap::new(),
-    });
+    }
+}
+
+/// Explains the rule, continuing the evaluator `ev` (its budget and its memo, see [`memo`]).
+pub fn explain<'a>(
+    root: &'a Node,
+    source: &str,
+    ev: &mut Evaluator<'a>,
+    redacted: &Redacted,
+    budget_message: impl Fn(Fault) -> String,
+) -> Vec<Clause> {
+    if ev.memo.is_none() {
+        ev.memo = Some(memo(root));
+    }
     let derived = if redacted.is_empty() {
         HashSet::new()
     } else {

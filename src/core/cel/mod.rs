@@ -165,6 +165,16 @@ impl fmt::Display for Failure {
     }
 }
 
+/// When to break a rule into clauses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Explain {
+    Never,
+    /// For a false or failing result.
+    WhenNotTrue,
+    /// Also for a true result.
+    Always,
+}
+
 /// The verdict of a rule.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
@@ -422,22 +432,19 @@ impl CompiledRule {
         }
     }
 
-    /// Evaluates the rule, and explains it when `explain` says so for the verdict: the clause
-    /// tree with the value of every clause, flattened in pre-order (`depth` gives the
-    /// nesting). The explanation shares the evaluation's budget; values are shortened, and
-    /// a Secret's data is never shown (see [`Object::redacting`]).
-    pub fn evaluate_explained(
-        &self,
-        obj: &Object,
-        explain: impl FnOnce(&Verdict) -> bool,
-    ) -> (Verdict, Vec<Clause>) {
+    /// Evaluates the rule, and explains it as `explain` asks: the clause tree with the value
+    /// of every clause, flattened in pre-order (`depth` gives the nesting). The explanation
+    /// shares the evaluation's budget, and every clause is computed once (the evaluation
+    /// keeps the values of the clauses as it goes); values are shortened, and a Secret's data
+    /// is never shown (see [`Object::redacting`]).
+    pub fn evaluate_explained(&self, obj: &Object, explain: Explain) -> (Verdict, Vec<Clause>) {
         let values = [&obj.value];
         if let Some(e) = &self.plan_error {
             let verdict = Verdict::Error(EvalError {
                 message: e.clone(),
                 stage: Stage::Program,
             });
-            let clauses = if explain(&verdict) {
+            let clauses = if explain != Explain::Never {
                 vec![Clause {
                     depth: 0,
                     text: explain::shorten_text(&self.source),
@@ -452,9 +459,18 @@ impl CompiledRule {
             return (verdict, clauses);
         }
         let mut ev = Evaluator::new(self.slot_count, &values, self.budget());
+        if explain != Explain::Never {
+            ev.memo = Some(explain::memo(&self.root));
+        }
         let r = ev.eval(&self.root).map_err(|f| self.failure(f));
         let verdict = self.verdict(r);
-        if !explain(&verdict) {
+        let wanted = match explain {
+            Explain::Never => false,
+            Explain::WhenNotTrue => verdict != Verdict::True,
+            Explain::Always => true,
+        };
+        // With the budget spent, there is nothing left to explain with.
+        if !wanted || matches!(verdict, Verdict::BudgetExceeded(_)) {
             return (verdict, Vec::new());
         }
         let clauses = explain::explain(&self.root, &self.source, &mut ev, &obj.redacted, |f| {
@@ -465,7 +481,7 @@ impl CompiledRule {
 
     /// The clause tree of the rule for this object (see [`CompiledRule::evaluate_explained`]).
     pub fn explain(&self, obj: &Object) -> Vec<Clause> {
-        self.evaluate_explained(obj, |_| true).1
+        self.evaluate_explained(obj, Explain::Always).1
     }
 }
 

@@ -330,8 +330,38 @@ fn explain_flattens_conjuncts_with_operand_values() {
     assert_eq!(e[0].kind, ClauseKind::Or);
     assert_eq!(e[1].kind, ClauseKind::Not);
     assert_eq!(e[1].value, Err("no such key: missing".into()));
-    assert_eq!(e[2].text, "self.status.missing == 1");
+    assert_eq!(e[1].text, "!(self.status.missing == 1)");
+    assert_eq!(e[2].text, "(self.status.missing == 1)");
     assert_eq!(e[3].text, "'ü' == \"x\"");
+}
+
+#[test]
+fn clause_texts_keep_their_parentheses_and_function_names() {
+    let rule = "((1 + 2)) * 3 == 0 || (1 > 2 || -(1) > 0) || string((1)) == '' || int ( 2 ) == 3 \
+                || 1 in ([2]) || size([1]) == 0";
+    let c = compile(rule, &Limits::default())
+        .unwrap()
+        .explain(&deployment());
+    let texts: Vec<&str> = c.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(
+        texts[1..],
+        [
+            "((1 + 2)) * 3 == 0",
+            "1 > 2",
+            "-(1) > 0",
+            "string((1)) == ''",
+            "int ( 2 ) == 3",
+            "1 in ([2])",
+            "size([1]) == 0",
+        ]
+    );
+    for c in &c {
+        assert_eq!(&rule[c.span.clone()], c.text);
+    }
+    assert_eq!(c[1].operands[0].0, "((1 + 2)) * 3");
+    assert_eq!(c[3].operands[0].0, "-(1)");
+    assert_eq!(c[4].operands[0].0, "string((1))");
+    assert_eq!(c[4].operands[0].1, Ok("\"1\"".into()));
 }
 
 #[test]
