@@ -18,7 +18,7 @@ WORKDIR /build
 COPY Cargo.toml Cargo.lock README.md ./
 COPY benches benches
 COPY src src
-COPY testdata/crds testdata/crds
+COPY crds crds
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/build/target \
     cargo build --release --locked --bin kubectl-ksm \

@@ -121,8 +121,8 @@ fn template_name(k: usize) -> String {
 /// Seeds the SMP with its Deployments and CRDs, then `sets` ServiceSets of 5 Helm services
 /// spread over 20 namespaces, every object healthy. Returns the number of objects created.
 fn populate(server: &FakeApiServer, t: &Templates, sets: usize) -> usize {
-    server.load_crds_dir(root().join("testdata/crds/kcm"));
-    server.load_crds_dir(root().join("testdata/crds/flux"));
+    server.load_crds_dir(root().join("crds/kcm"));
+    server.load_crds_dir(root().join("crds/flux"));
     let mut n = 0;
     for o in &t.seed {
         if o["kind"] == "CustomResourceDefinition" {

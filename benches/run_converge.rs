@@ -29,6 +29,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fakeapi::FakeApiServer;
+use kubectl_ksm::api::meta::str_at as s;
 use kubectl_ksm::core::adapter;
 use serde_json::{Value, json};
 
@@ -43,10 +44,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn s<'a>(v: &'a Value, p: &str) -> &'a str {
-    v.pointer(p).and_then(Value::as_str).unwrap_or("")
 }
 
 /// The namespace, the provider (ready), three templates and `sets` ServiceSets.
@@ -99,8 +96,8 @@ fn seed(sets: usize) -> Vec<Value> {
 
 fn server(seed: &[Value]) -> FakeApiServer {
     let server = FakeApiServer::builder().history_window(100_000).start();
-    server.load_crds_dir(root().join("testdata/crds/kcm"));
-    server.load_crds_dir(root().join("testdata/crds/flux"));
+    server.load_crds_dir(root().join("crds/kcm"));
+    server.load_crds_dir(root().join("crds/flux"));
     for o in seed {
         server.create(o.clone());
     }

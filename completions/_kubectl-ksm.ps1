@@ -41,7 +41,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             break
         }
         'kubectl-ksm;lint' {
-            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the documentation of a check (code such as KSM204, or its name)')
+            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
@@ -61,10 +61,13 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the live object (default: the context''s)')
             [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the live object (default: the context''s)')
+            [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'kcm''s CEL environment: `readiness` (StateManagementProvider rules: `self`, programs built with OptOptimize) or `health` (the Sveltos adapter''s health rules: `obj`, the string extension, programs built without options)')
+            [CompletionResult]::new('--message', '--message', [CompletionResultType]::ParameterName, 'With --env health: the rule''s `message` expression, shown for each unhealthy object (empty when it fails or is not a string, as kcm''s verifier does)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'How long to wait for one request (e.g. 30s; 0 waits forever)')
             [CompletionResult]::new('--cost-limit', '--cost-limit', [CompletionResultType]::ParameterName, 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)')
+            [CompletionResult]::new('--memory-limit', '--memory-limit', [CompletionResultType]::ParameterName, 'Memory budget of one evaluation (bytes the values it builds may take in all)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
@@ -79,6 +82,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
         'kubectl-ksm;check' {
             [CompletionResult]::new('--objects', '--objects', [CompletionResultType]::ParameterName, 'Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)')
             [CompletionResult]::new('--cost-limit', '--cost-limit', [CompletionResultType]::ParameterName, 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)')
+            [CompletionResult]::new('--memory-limit', '--memory-limit', [CompletionResultType]::ParameterName, 'Memory budget of one evaluation (bytes the values it builds may take in all)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'How long to wait for one request (e.g. 30s; 0 waits forever)')
@@ -102,6 +106,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('--templates', '--templates', [CompletionResultType]::ParameterName, 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)')
             [CompletionResult]::new('--smp', '--smp', [CompletionResultType]::ParameterName, 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels')
             [CompletionResult]::new('--system-namespace', '--system-namespace', [CompletionResultType]::ParameterName, 'kcm''s system namespace (self-management ServiceSets of a MultiClusterService live there)')
+            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the documentation of a finding code (e.g. KSM505) and exit')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format (each subcommand lists the formats it supports)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR and a non-terminal output turn `auto` off')
@@ -122,6 +127,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('--stuck-after', '--stuck-after', [CompletionResultType]::ParameterName, 'A service Pending or Provisioning longer than this is stuck (Go duration)')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'The time to judge ages against (RFC 3339), for reproducible runs on old dumps')
             [CompletionResult]::new('--save', '--save', [CompletionResultType]::ParameterName, 'Write the objects used as a support bundle (YAML; Secret data removed)')
+            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the documentation of a finding code (e.g. KSM609) and exit')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'How long to wait for one request (e.g. 30s; 0 waits forever)')

@@ -99,7 +99,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__check)
-            opts="-o -v -h -V --objects --cost-limit --kubeconfig --context --request-timeout --output --color --verbose --help --version"
+            opts="-o -v -h -V --objects --cost-limit --memory-limit --kubeconfig --context --request-timeout --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -110,6 +110,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --cost-limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --memory-limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -145,7 +149,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__doctor)
-            opts="-n -A -o -v -h -V --from --namespace --all-namespaces --serviceset --stuck-after --now --save --kubeconfig --context --request-timeout --output --color --verbose --help --version"
+            opts="-n -A -o -v -h -V --from --namespace --all-namespaces --serviceset --stuck-after --now --save --explain --kubeconfig --context --request-timeout --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -176,6 +180,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --save)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --explain)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -211,7 +219,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__eval)
-            opts="-f -n -o -v -h -V --rule-file --filename --namespace --kubeconfig --context --request-timeout --cost-limit --output --color --verbose --help --version"
+            opts="-f -n -o -v -h -V --rule-file --filename --namespace --env --message --kubeconfig --context --request-timeout --cost-limit --memory-limit --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -237,6 +245,14 @@ _kubectl__ksm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --env)
+                    COMPREPLY=($(compgen -W "readiness health" -- "${cur}"))
+                    return 0
+                    ;;
+                --message)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -250,6 +266,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --cost-limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --memory-limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -333,7 +353,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__render)
-            opts="-n -o -v -h -V --live --namespace --kubeconfig --context --request-timeout --templates --smp --system-namespace --output --color --verbose --help --version"
+            opts="-n -o -v -h -V --live --namespace --kubeconfig --context --request-timeout --templates --smp --system-namespace --explain --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -368,6 +388,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --system-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --explain)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -43,7 +43,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "doctor" -d 
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "run" -d 'Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "__complete" -d 'Completion protocol used by the kubectl_complete-ksm script'
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l explain -d 'Print the documentation of a check (code such as KSM204, or its name)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l explain -d 'Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
@@ -60,10 +60,14 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s V -l ve
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l rule-file -d 'Read the rule from a file (`-` for stdin)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s f -l filename -d 'Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s n -l namespace -d 'Namespace of the live object (default: the context\'s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l env -d 'kcm\'s CEL environment: `readiness` (StateManagementProvider rules: `self`, programs built with OptOptimize) or `health` (the Sveltos adapter\'s health rules: `obj`, the string extension, programs built without options)' -r -f -a "readiness\t'StateManagementProvider readiness rules'
+health\t'Service health rules (the Sveltos adapter\'s verifier)'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l message -d 'With --env health: the rule\'s `message` expression, shown for each unhealthy object (empty when it fails or is not a string, as kcm\'s verifier does)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l cost-limit -d 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l memory-limit -d 'Memory budget of one evaluation (bytes the values it builds may take in all)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
@@ -77,6 +81,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s h -l he
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l objects -d 'Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l cost-limit -d 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l memory-limit -d 'Memory budget of one evaluation (bytes the values it builds may take in all)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r
@@ -98,6 +103,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l reque
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l templates -d 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l smp -d 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l system-namespace -d 'kcm\'s system namespace (self-management ServiceSets of a MultiClusterService live there)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l explain -d 'Print the documentation of a finding code (e.g. KSM505) and exit' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s o -l output -d 'Output format (each subcommand lists the formats it supports)' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'Machine-readable JSON'
 sarif\t'SARIF 2.1.0 (code scanning)'
@@ -116,6 +122,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l servi
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l stuck-after -d 'A service Pending or Provisioning longer than this is stuck (Go duration)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l now -d 'The time to judge ages against (RFC 3339), for reproducible runs on old dumps' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l save -d 'Write the objects used as a support bundle (YAML; Secret data removed)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l explain -d 'Print the documentation of a finding code (e.g. KSM609) and exit' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l request-timeout -d 'How long to wait for one request (e.g. 30s; 0 waits forever)' -r

@@ -453,3 +453,50 @@ fn which(name: &str) -> Option<std::path::PathBuf> {
         .map(|d| d.join(name))
         .find(|p| p.is_file())
 }
+
+#[test]
+fn doctor_findings_as_sarif() {
+    assert_cmd_snapshot!(ksm().args([
+        "doctor",
+        "--from",
+        "testdata/doctor/dependency-not-ready/dump.yaml",
+        "--now",
+        "2026-11-21T12:00:00Z",
+        "-o",
+        "sarif"
+    ]));
+}
+
+#[test]
+fn doctor_findings_as_github_annotations() {
+    assert_cmd_snapshot!(ksm().args([
+        "doctor",
+        "--from",
+        "testdata/doctor/helmrelease-stalled/dump.yaml",
+        "--now",
+        "2026-11-21T12:00:00Z",
+        "-o",
+        "github"
+    ]));
+}
+
+#[test]
+fn every_family_of_codes_is_explained() {
+    for (sub, code) in [
+        ("lint", "KSM609"),
+        ("doctor", "KSM609"),
+        ("render", "KSM505"),
+        ("lint", "KSM204"),
+        ("doctor", "flux-object-missing"),
+    ] {
+        let out = ksm().args([sub, "--explain", code]).output().unwrap();
+        assert!(out.status.success(), "{sub} --explain {code}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("## What it finds"), "{text}");
+    }
+    let out = ksm()
+        .args(["doctor", "--explain", "KSM999"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

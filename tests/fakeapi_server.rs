@@ -1369,8 +1369,8 @@ fn dump_objects(text: &str) -> Vec<Value> {
 #[test]
 fn load_crds_dir_serves_every_kcm_and_flux_kind() {
     let api = FakeApiServer::start();
-    api.load_crds_dir(testdata("crds/kcm"));
-    api.load_crds_dir(testdata("crds/flux"));
+    api.load_crds_dir(testdata("../crds/kcm"));
+    api.load_crds_dir(testdata("../crds/flux"));
     let crds = api.list("apiextensions.k8s.io/v1", "CustomResourceDefinition");
     assert_eq!(crds.len(), 13, "5 kcm + 8 flux CRDs");
     let u = api.url();
@@ -1385,7 +1385,7 @@ fn load_crds_dir_serves_every_kcm_and_flux_kind() {
         assert_eq!(r.status, 200, "{group_version} {plural}: {}", r.text);
     }
     // loading again replaces them
-    api.load_crds_dir(testdata("crds/flux"));
+    api.load_crds_dir(testdata("../crds/flux"));
     assert_eq!(
         api.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
             .len(),
@@ -1408,8 +1408,8 @@ fn load_objects_yaml_seeds_every_doctor_dump_with_its_status() {
         let want = dump_objects(&text);
         if !want.iter().any(|o| o["kind"] == "CustomResourceDefinition") {
             // multi-problem holds no CRDs: the testdata ones serve its kinds
-            api.load_crds_dir(testdata("crds/kcm"));
-            api.load_crds_dir(testdata("crds/flux"));
+            api.load_crds_dir(testdata("../crds/kcm"));
+            api.load_crds_dir(testdata("../crds/flux"));
         }
         assert_eq!(api.load_objects_yaml(&text), want.len(), "{dir:?}");
         for o in want {

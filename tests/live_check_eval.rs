@@ -27,8 +27,8 @@ impl Drop for Live {
 
 fn live(case: &str) -> Live {
     let server = FakeApiServer::start();
-    server.load_crds_dir(root().join("testdata/crds/kcm"));
-    server.load_crds_dir(root().join("testdata/crds/flux"));
+    server.load_crds_dir(root().join("crds/kcm"));
+    server.load_crds_dir(root().join("crds/flux"));
     let dump = root().join("testdata/doctor").join(case).join("dump.yaml");
     server.load_objects_yaml(&std::fs::read_to_string(dump).unwrap());
     let dir = std::env::temp_dir().join(format!(
@@ -203,7 +203,7 @@ fn live_render_matches_the_render_of_the_same_objects_from_files() {
     for case in ["helm-chartref", "multi-service", "paused", "uninstall"] {
         let input = root().join("testdata/render").join(case).join("input.yaml");
         let server = FakeApiServer::start();
-        server.load_crds_dir(root().join("testdata/crds/kcm"));
+        server.load_crds_dir(root().join("crds/kcm"));
         server.load_objects_yaml(&std::fs::read_to_string(&input).unwrap());
         let dir =
             std::env::temp_dir().join(format!("ksm-live-render-{case}-{}", std::process::id()));
@@ -281,7 +281,7 @@ fn kubeconfig_files_listed_in_kubeconfig_are_merged() {
 #[test]
 fn a_cluster_without_flux_says_so() {
     let server = FakeApiServer::start();
-    server.load_crds_dir(root().join("testdata/crds/kcm"));
+    server.load_crds_dir(root().join("crds/kcm"));
     let dir = std::env::temp_dir().join(format!("ksm-live-noflux-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");

@@ -30,8 +30,8 @@ fn cases() -> Vec<PathBuf> {
 /// A fake API server holding the real kcm and Flux CRDs and the objects of a dump.
 fn serve(dump: &Path) -> FakeApiServer {
     let server = FakeApiServer::start();
-    server.load_crds_dir(root().join("testdata/crds/kcm"));
-    server.load_crds_dir(root().join("testdata/crds/flux"));
+    server.load_crds_dir(root().join("crds/kcm"));
+    server.load_crds_dir(root().join("crds/flux"));
     server.load_objects_yaml(&std::fs::read_to_string(dump).unwrap());
     server
 }

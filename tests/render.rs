@@ -1,7 +1,7 @@
 //! `kubectl ksm render` over every case of testdata/render/<case>/input.yaml:
 //! - the output (objects on stdout, findings on stderr, exit code) is the case's snapshot,
 //!   testdata/render/<case>/output.snap;
-//! - every rendered object validates against the real Flux CRD (testdata/crds/flux);
+//! - every rendered object validates against the real Flux CRD (crds/flux);
 //! - `-o json` and `-o yaml` carry the same objects.
 
 use std::path::{Path, PathBuf};

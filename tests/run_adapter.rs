@@ -97,8 +97,8 @@ fn free_port() -> u16 {
 impl Env {
     fn new(name: &str) -> Env {
         let server = FakeApiServer::start();
-        server.load_crds_dir(root().join("testdata/crds/kcm"));
-        server.load_crds_dir(root().join("testdata/crds/flux"));
+        server.load_crds_dir(root().join("crds/kcm"));
+        server.load_crds_dir(root().join("crds/flux"));
         let dir = std::env::temp_dir().join(format!("ksm-run-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -616,7 +616,11 @@ fn deleting_the_serviceset_cleans_up_then_drops_the_finalizer() {
     env.server.delete(SS, "ServiceSet", NS, SET).unwrap();
     env.wait("the ServiceSet gone", |e| e.set().is_none());
     assert!(env.flux().is_empty(), "{:?}", env.flux());
-    // It went through Deleting: the status write before the deletes.
+    // It went through Deleting: the status write before the deletes. (The adapter logs the
+    // removal after the server's reply, which may come after the ServiceSet is seen gone.)
+    env.wait("the removal logged", |e| {
+        e.log().contains("finalizer removed")
+    });
     let log = env.log();
     assert!(log.contains("finalizer removed"), "{log}");
     let reqs = env.server.requests();
@@ -852,7 +856,7 @@ fn only_the_leader_writes_and_a_standby_takes_over() {
 #[test]
 fn missing_flux_is_one_line_and_exit_2() {
     let server = FakeApiServer::start();
-    server.load_crds_dir(root().join("testdata/crds/kcm"));
+    server.load_crds_dir(root().join("crds/kcm"));
     let dir = std::env::temp_dir().join(format!("ksm-run-noflux-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     server.write_kubeconfig(dir.join("kubeconfig"));

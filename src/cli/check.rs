@@ -11,8 +11,10 @@ use super::input;
 use super::{
     CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
+use crate::api::kinds;
+use crate::api::meta::Object;
 use crate::cluster::{Cluster, ClusterArgs};
-use crate::core::readiness::{self, Condition, Explain, ObjectSet, Rbac, Status};
+use crate::core::readiness::{self, Explain, ObjectSet, Rbac};
 use crate::output::check as render;
 
 #[derive(Debug, Args)]
@@ -88,7 +90,8 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     } else {
         let mut cluster = Cluster::connect(&args.cluster).map_err(|e| CliError::Fatal(e.0))?;
         cluster.discover().map_err(|e| CliError::Fatal(e.0))?;
-        let Some((ar, caps)) = cluster.resource("k0rdent.mirantis.com", "StateManagementProvider")
+        let Some((ar, caps)) =
+            cluster.resource(kinds::KCM_GROUP, kinds::STATE_MANAGEMENT_PROVIDER.kind)
         else {
             return Err(CliError::Fatal(format!(
                 "the cluster at {} serves no StateManagementProvider: is k0rdent (kcm) installed?",
@@ -100,20 +103,13 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .map_err(|e| CliError::Fatal(e.0))?;
         if !args.smps.is_empty() {
             for name in &args.smps {
-                if !smps
-                    .iter()
-                    .any(|s| s.pointer("/metadata/name").and_then(Value::as_str) == Some(name))
-                {
+                if !smps.iter().any(|s| Object(s).name() == name) {
                     return Err(CliError::Fatal(format!(
                         "StateManagementProvider {name:?} not found"
                     )));
                 }
             }
-            smps.retain(|s| {
-                s.pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| args.smps.iter().any(|a| a == n))
-            });
+            smps.retain(|s| args.smps.iter().any(|a| a == Object(s).name()));
         }
         let refs = cluster
             .smp_references(&smps)
@@ -122,7 +118,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         let mut checks = Vec::new();
         let mut disagreements = Vec::new();
         for smp in &smps {
-            let rbac = recorded_condition(smp, readiness::COND_RBAC)
+            let rbac = readiness::recorded_condition(smp, readiness::COND_RBAC)
                 .map_or(Rbac::NotEvaluated, Rbac::Known);
             let c = readiness::check_smp(smp, &set, rbac, &limits, explain);
             disagreements.push(readiness::disagreements(smp, &c));
@@ -142,24 +138,5 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
 }
 
 fn is_smp(o: &Value) -> bool {
-    o.get("kind").and_then(Value::as_str) == Some("StateManagementProvider")
-}
-
-fn recorded_condition(smp: &Value, type_: &'static str) -> Option<Condition> {
-    let c = smp
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)?
-        .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))?;
-    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    Some(Condition {
-        type_,
-        status: match s("status").as_str() {
-            "True" => Status::True,
-            "False" => Status::False,
-            _ => Status::Unknown,
-        },
-        reason: s("reason"),
-        message: s("message"),
-    })
+    Object(o).kind() == kinds::STATE_MANAGEMENT_PROVIDER.kind
 }

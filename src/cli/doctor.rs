@@ -13,8 +13,7 @@ use super::{
 };
 use crate::cluster::{Cluster, ClusterArgs};
 use crate::core::doctor::{self, Options};
-use crate::core::render::provider::parse_duration;
-use crate::output::{doctor as render, yaml};
+use crate::output::{diagnostics, doctor as render, yaml};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -49,7 +48,7 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "NAME")]
     pub serviceset: Option<String>,
     /// A service Pending or Provisioning longer than this is stuck (Go duration)
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::api::duration::flag)]
     pub stuck_after: Duration,
     /// The time to judge ages against (RFC 3339), for reproducible runs on old dumps
     #[arg(long, value_name = "TIME")]
@@ -57,12 +56,11 @@ pub struct DoctorArgs {
     /// Write the objects used as a support bundle (YAML; Secret data removed)
     #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
+    /// Print the documentation of a finding code (e.g. KSM609) and exit
+    #[arg(long, value_name = "CODE")]
+    pub explain: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-}
-
-fn duration(s: &str) -> Result<Duration, String> {
-    parse_duration(s).ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 10m, 1h30m)"))
 }
 
 /// The objects with the content of Secrets removed: a support bundle must never carry them.
@@ -119,10 +117,19 @@ fn live_snapshot(
 }
 
 pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
+    if let Some(code) = &args.explain {
+        return super::explain(code, io);
+    }
     let format = output_format(
         global,
         "doctor",
-        &[OutputFormat::Human, OutputFormat::Json, OutputFormat::Yaml],
+        &[
+            OutputFormat::Human,
+            OutputFormat::Json,
+            OutputFormat::Yaml,
+            OutputFormat::Sarif,
+            OutputFormat::Github,
+        ],
     )?;
     let (objects, secrets_collected, namespace) = if args.from.is_empty() {
         live_snapshot(args, io)?
@@ -133,7 +140,7 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .collect();
         let secrets = objects
             .iter()
-            .any(|o| o.get("kind").and_then(Value::as_str) == Some("Secret"));
+            .any(|o| crate::api::Object(o).kind() == crate::api::kinds::SECRET.kind);
         (objects, secrets, args.namespace.clone())
     };
     let objects = without_secret_data(objects);
@@ -163,6 +170,11 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     match format {
         OutputFormat::Json => render::json(io.stdout, &report)?,
         OutputFormat::Yaml => render::yaml(io.stdout, &report)?,
+        OutputFormat::Sarif => {
+            let rules: Vec<_> = doctor::codes::ALL.iter().collect();
+            diagnostics::sarif_with_rules(io.stdout, &report.findings, &rules)?;
+        }
+        OutputFormat::Github => diagnostics::github(io.stdout, &report.findings)?,
         _ => render::human(io.stdout, &report, io.color)?,
     }
     Ok(if report.healthy() {

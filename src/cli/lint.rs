@@ -6,8 +6,7 @@ use clap::Args;
 
 use super::input::{self, InputError};
 use super::{
-    CliError, CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat,
-    output_format,
+    CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
 use crate::core::lint::{self, Linter};
 use crate::diag::{Diagnostic, Severity, Source};
@@ -28,7 +27,7 @@ pub struct LintArgs {
     /// Fail (exit 1) on warnings too
     #[arg(long)]
     pub strict: bool,
-    /// Print the documentation of a check (code such as KSM204, or its name)
+    /// Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
     /// List every check with its code and title
@@ -41,21 +40,7 @@ const UNREADABLE: &str = "KSM000"; // documented in core::lint::rules::load
 
 pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     if let Some(code) = &args.explain {
-        let Some(rule) = lint::find_rule(code) else {
-            return Err(CliError::Fatal(format!(
-                "no check named {code:?}; `kubectl ksm lint --list-rules` lists them"
-            )));
-        };
-        writeln!(
-            io.stdout,
-            "{} ({}): {}\nseverity: {}\n\n{}",
-            rule.code,
-            rule.name,
-            rule.title,
-            rule.severity.as_str(),
-            rule.docs.trim_end()
-        )?;
-        return Ok(EXIT_OK);
+        return super::explain(code, io);
     }
     if args.list_rules {
         for r in lint::all_rules() {

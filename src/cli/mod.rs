@@ -36,11 +36,13 @@ Examples:
     name = "kubectl-ksm",
     bin_name = "kubectl ksm",
     version,
-    about = "Lint, evaluate and check k0rdent Service Management (KSM) objects",
+    about = "Lint, evaluate, render and diagnose k0rdent Service Management (KSM) objects",
     long_about = "kubectl-ksm is a kubectl plugin for k0rdent Service Management (KSM). It lints \
-StateManagementProvider, ServiceSet and ServiceTemplate manifests against the real kcm CRDs, \
-compiles and type-checks readiness rules exactly as kcm does, and evaluates them against saved \
-objects with the verdict kcm's controller would reach.",
+StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService \
+manifests against the real kcm CRDs, compiles and type-checks readiness rules exactly as kcm \
+does and evaluates them with the verdict kcm's controller would reach, renders the Flux objects \
+a ServiceSet produces, diagnoses stuck services live or from a dump, and runs the Flux adapter \
+(`run`) on the same translation as `render`.",
     after_help = AFTER_HELP,
     propagate_version = true,
     disable_help_subcommand = true
@@ -259,6 +261,18 @@ pub fn output_format(
             names.join("|")
         )))
     }
+}
+
+/// `--explain CODE`: the documentation of any KSM code (lint, render, doctor), from the one
+/// registry.
+pub fn explain(code: &str, io: &mut Io) -> CliResult {
+    let Some(info) = crate::core::codes::find(code) else {
+        return Err(CliError::Fatal(format!(
+            "no check named {code:?}; `kubectl ksm lint --list-rules` lists them"
+        )));
+    };
+    writeln!(io.stdout, "{}", crate::core::codes::explain(info))?;
+    Ok(EXIT_OK)
 }
 
 /// Paths given on the command line, as owned `PathBuf`s.

@@ -10,8 +10,11 @@ use super::input;
 use super::{
     CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
+use crate::api::kinds;
+use crate::api::meta::Object;
+use crate::core::derive;
 use crate::core::objects::LoadedObject;
-use crate::core::render::{self, Inputs, derive};
+use crate::core::render::{self, Inputs};
 use crate::diag::Severity;
 use crate::output::diagnostics as diag_out;
 use crate::output::render as render_out;
@@ -49,9 +52,15 @@ pub struct RenderArgs {
     /// kcm's system namespace (self-management ServiceSets of a MultiClusterService live there)
     #[arg(long, value_name = "NAMESPACE", default_value = "kcm-system")]
     pub system_namespace: String,
+    /// Print the documentation of a finding code (e.g. KSM505) and exit
+    #[arg(long, value_name = "CODE")]
+    pub explain: Option<String>,
 }
 
 pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
+    if let Some(code) = &args.explain {
+        return super::explain(code, io);
+    }
     let format = output_format(global, "render", &[OutputFormat::Yaml, OutputFormat::Json])?;
     let (main, mut all) = if args.live {
         live_inputs(args)?
@@ -76,14 +85,14 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     }
     let of_kind = |objs: &[Value], kind: &str| -> Vec<Value> {
         objs.iter()
-            .filter(|v| v.get("kind").and_then(Value::as_str) == Some(kind))
+            .filter(|v| Object(v).kind() == kind)
             .cloned()
             .collect()
     };
-    let templates = of_kind(&all, "ServiceTemplate");
-    let mut sets = of_kind(&main, "ServiceSet");
+    let templates = of_kind(&all, kinds::SERVICE_TEMPLATE.kind);
+    let mut sets = of_kind(&main, kinds::SERVICE_SET.kind);
     if sets.is_empty() {
-        sets = derive_service_sets(&main, &all, &templates, &args.system_namespace, io)?;
+        sets = derive_service_sets(&main, &all, &args.system_namespace, io)?;
     }
     if sets.is_empty() {
         let what = match &args.file {
@@ -140,15 +149,15 @@ fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> 
         .clone()
         .unwrap_or_else(|| cluster.default_namespace.clone());
     let kind = |k: &str| {
-        cluster.resource("k0rdent.mirantis.com", k).ok_or_else(|| {
+        cluster.resource(kinds::KCM_GROUP, k).ok_or_else(|| {
             CliError::Fatal(format!(
                 "the cluster at {} serves no {k}: is k0rdent (kcm) installed?",
                 cluster.server
             ))
         })
     };
-    let (ss_ar, ss_caps) = kind("ServiceSet")?;
-    let (t_ar, t_caps) = kind("ServiceTemplate")?;
+    let (ss_ar, ss_caps) = kind(kinds::SERVICE_SET.kind)?;
+    let (t_ar, t_caps) = kind(kinds::SERVICE_TEMPLATE.kind)?;
     let sets = match &args.file {
         Some(name) => {
             let name = name.to_string_lossy();
@@ -177,91 +186,19 @@ fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> 
 }
 
 /// The ServiceSets kcm would create for the ClusterDeployments and MultiClusterServices of the
-/// main file (a MultiClusterService: one per matching ClusterDeployment among all the objects,
-/// and the self-management one). Says on stderr which ServiceSet each is.
+/// main file; says on stderr which ServiceSet each is.
 fn derive_service_sets(
     main: &[Value],
     all: &[Value],
-    templates: &[Value],
     system_namespace: &str,
     io: &mut Io,
 ) -> Result<Vec<Value>, CliError> {
-    let kind = |v: &Value| {
-        v.get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let smp_for = |source: &Value| -> Option<&Value> {
-        let name = source
-            .pointer("/spec/serviceSpec/provider/name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-            .unwrap_or(derive::DEFAULT_PROVIDER);
-        all.iter().find(|o| {
-            kind(o) == "StateManagementProvider"
-                && o.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
-        })
-    };
-    let cds: Vec<&Value> = all
-        .iter()
-        .filter(|o| kind(o) == "ClusterDeployment")
-        .collect();
-    // With a MultiClusterService in the file, its ClusterDeployments are the clusters it
-    // targets, not inputs of their own.
-    let has_mcs = main.iter().any(|o| kind(o) == "MultiClusterService");
-    let mut sets = Vec::new();
-    for source in main {
-        if has_mcs && kind(source) == "ClusterDeployment" {
-            continue;
-        }
-        let derived = match kind(source).as_str() {
-            "ClusterDeployment" => vec![derive::from_cluster_deployment(
-                source,
-                smp_for(source),
-                templates,
-            )],
-            "MultiClusterService" => {
-                let mut out: Vec<_> = cds
-                    .iter()
-                    .map(|cd| {
-                        derive::from_multi_cluster_service(
-                            source,
-                            Some(cd),
-                            smp_for(source),
-                            templates,
-                            system_namespace,
-                        )
-                    })
-                    // A ClusterDeployment the MultiClusterService does not select gets no ServiceSet.
-                    .filter(|r| !r.as_ref().is_err_and(|e| e.contains("does not select")))
-                    .collect();
-                let self_management = source
-                    .pointer("/spec/serviceSpec/provider/selfManagement")
-                    .and_then(Value::as_bool)
-                    == Some(true);
-                if self_management || out.is_empty() {
-                    out.push(derive::from_multi_cluster_service(
-                        source,
-                        None,
-                        smp_for(source),
-                        templates,
-                        system_namespace,
-                    ));
-                }
-                out
-            }
-            _ => continue,
-        };
-        for d in derived {
-            match d {
-                Ok(d) => {
-                    writeln!(io.stderr, "{}", d.explanation)?;
-                    sets.push(d.service_set);
-                }
-                Err(e) => return Err(CliError::Fatal(e)),
-            }
-        }
+    let derived = derive::service_sets(main, all, system_namespace)
+        .map_err(|e| CliError::Fatal(e.to_string()))?;
+    let mut sets = Vec::with_capacity(derived.len());
+    for d in derived {
+        writeln!(io.stderr, "{}", d.explanation)?;
+        sets.push(d.service_set);
     }
     Ok(sets)
 }

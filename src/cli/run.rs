@@ -42,10 +42,10 @@ pub struct RunArgs {
     pub bind_address: SocketAddr,
     /// How long a service may wait on a failing source (or a transient error) before it counts
     /// as Failed
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cluster::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::api::duration::flag_or_zero)]
     pub source_timeout: Duration,
     /// Reconcile every ServiceSet at least this often, changes or not (0: only on changes)
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::cluster::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::api::duration::flag_or_zero)]
     pub resync: Duration,
     /// ServiceSets reconciled at the same time
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]

@@ -14,6 +14,9 @@ use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
 use kube::{Client, Config};
 use serde_json::Value;
 
+use crate::api::kcm::StateManagementProvider;
+use crate::api::{Kind, Object, kinds};
+
 /// Page size of every list.
 pub const PAGE_SIZE: u32 = 500;
 
@@ -28,17 +31,8 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
     /// How long to wait for one request (e.g. 30s; 0 waits forever)
-    #[arg(long, value_name = "DURATION", global = true, value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", global = true, value_parser = crate::api::duration::flag_or_zero)]
     pub request_timeout: Option<Duration>,
-}
-
-/// A duration flag: a Go duration (`30s`, `5m`), or `0`.
-pub fn duration_arg(s: &str) -> Result<Duration, String> {
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    crate::core::render::provider::parse_duration(s)
-        .ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 1m)"))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -57,13 +51,13 @@ pub struct Cluster {
 
 /// The API groups the live subcommands use.
 pub const GROUPS: &[&str] = &[
-    "",
-    "apps",
-    "apiextensions.k8s.io",
-    "k0rdent.mirantis.com",
-    "helm.toolkit.fluxcd.io",
-    "kustomize.toolkit.fluxcd.io",
-    "source.toolkit.fluxcd.io",
+    kinds::SECRET.group,
+    kinds::DEPLOYMENT.group,
+    kinds::CRD.group,
+    kinds::KCM_GROUP,
+    kinds::HELM_RELEASE.group,
+    kinds::KUSTOMIZATION.group,
+    kinds::HELM_CHART.group,
 ];
 
 impl Cluster {
@@ -229,6 +223,17 @@ impl Cluster {
     }
 }
 
+/// The client's resource type of a kind of the api table.
+pub fn api_resource(kind: &crate::api::Kind) -> ApiResource {
+    ApiResource {
+        group: kind.group.into(),
+        version: kind.version.into(),
+        api_version: kind.api_version.into(),
+        kind: kind.kind.into(),
+        plural: kind.plural.into(),
+    }
+}
+
 /// An object as JSON, with the apiVersion and kind of its resource (lists leave them out).
 pub fn with_type(o: &DynamicObject, ar: &ApiResource) -> Value {
     let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
@@ -298,19 +303,19 @@ pub fn explain(server: &str, what: &str, e: kube::Error) -> ClusterError {
     ClusterError(msg)
 }
 
-/// The kinds `doctor` reads, by group: (group, kind, listed in all namespaces even with -n).
-pub const DOCTOR_KINDS: &[(&str, &str, bool)] = &[
-    ("k0rdent.mirantis.com", "StateManagementProvider", true),
-    ("k0rdent.mirantis.com", "ServiceSet", false),
-    ("k0rdent.mirantis.com", "ServiceTemplate", false),
-    ("helm.toolkit.fluxcd.io", "HelmRelease", false),
-    ("kustomize.toolkit.fluxcd.io", "Kustomization", false),
+/// The kinds `doctor` reads: (kind, listed in all namespaces even with -n).
+pub const DOCTOR_KINDS: &[(&Kind, bool)] = &[
+    (&kinds::STATE_MANAGEMENT_PROVIDER, true),
+    (&kinds::SERVICE_SET, false),
+    (&kinds::SERVICE_TEMPLATE, false),
+    (&kinds::HELM_RELEASE, false),
+    (&kinds::KUSTOMIZATION, false),
     // Sources may be referenced across namespaces.
-    ("source.toolkit.fluxcd.io", "HelmChart", true),
-    ("source.toolkit.fluxcd.io", "HelmRepository", true),
-    ("source.toolkit.fluxcd.io", "GitRepository", true),
-    ("source.toolkit.fluxcd.io", "OCIRepository", true),
-    ("source.toolkit.fluxcd.io", "Bucket", true),
+    (&kinds::HELM_CHART, true),
+    (&kinds::HELM_REPOSITORY, true),
+    (&kinds::GIT_REPOSITORY, true),
+    (&kinds::OCI_REPOSITORY, true),
+    (&kinds::BUCKET, true),
 ];
 
 /// What a live snapshot holds and how it was taken.
@@ -330,14 +335,13 @@ impl Cluster {
         if self.discovery.is_none() {
             self.discover()?;
         }
-        if !self.has_group("k0rdent.mirantis.com") {
+        if !self.has_group(kinds::KCM_GROUP) {
             return Err(ClusterError(format!(
                 "the cluster at {} serves no k0rdent.mirantis.com API: is k0rdent (kcm) installed? (kubectl api-resources --api-group=k0rdent.mirantis.com)",
                 self.server
             )));
         }
-        if !self.has_group("helm.toolkit.fluxcd.io")
-            && !self.has_group("kustomize.toolkit.fluxcd.io")
+        if !self.has_group(kinds::HELM_RELEASE.group) && !self.has_group(kinds::KUSTOMIZATION.group)
         {
             return Err(ClusterError(format!(
                 "the cluster at {} serves neither HelmReleases nor Kustomizations: is Flux installed? (flux check, or kubectl api-resources --api-group=helm.toolkit.fluxcd.io)",
@@ -346,7 +350,8 @@ impl Cluster {
         }
         let mut objects = Vec::new();
         let mut notes = Vec::new();
-        for (group, kind, everywhere) in DOCTOR_KINDS {
+        for (kind, everywhere) in DOCTOR_KINDS {
+            let (group, kind) = (kind.group, kind.kind);
             let Some((ar, caps)) = self.resource(group, kind) else {
                 notes.push(format!(
                     "the cluster does not serve {kind} ({group}): nothing of that kind to follow"
@@ -389,8 +394,8 @@ impl Cluster {
             .into_iter()
             .map(|item| {
                 serde_json::json!({
-                    "apiVersion": "v1",
-                    "kind": "Secret",
+                    "apiVersion": kinds::SECRET.api_version,
+                    "kind": kinds::SECRET.kind,
                     "metadata": {"name": item.metadata.name, "namespace": item.metadata.namespace},
                 })
             })
@@ -399,46 +404,23 @@ impl Cluster {
 
     /// The adapter/provisioner objects and provisioner CRDs of every SMP (a handful of gets).
     pub fn smp_references(&mut self, objects: &[Value]) -> Result<Vec<Value>, ClusterError> {
-        let smps: Vec<&Value> = objects
-            .iter()
-            .filter(|o| o.get("kind").and_then(Value::as_str) == Some("StateManagementProvider"))
-            .collect();
         let mut refs: Vec<(String, String, String, String)> = Vec::new();
         let mut crds: Vec<String> = Vec::new();
-        for smp in &smps {
-            let spec = smp.get("spec").cloned().unwrap_or(Value::Null);
-            let mut all = vec![spec.get("adapter").cloned().unwrap_or(Value::Null)];
-            all.extend(
-                spec.get("provisioner")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-            );
-            for r in all {
-                let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                let key = (s("apiVersion"), s("kind"), s("namespace"), s("name"));
+        let smps = objects
+            .iter()
+            .filter(|o| Object(o).kind() == kinds::STATE_MANAGEMENT_PROVIDER.kind)
+            .map(StateManagementProvider);
+        for smp in smps {
+            for r in smp.references() {
+                let key = (r.api_version, r.kind, r.namespace, r.name);
                 if !key.1.is_empty() && !refs.contains(&key) {
                     refs.push(key);
                 }
             }
-            for gvr in spec
-                .get("provisionerCRDs")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let group = gvr.get("group").and_then(Value::as_str).unwrap_or("");
-                for res in gvr
-                    .get("resources")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(res) = res.as_str() {
-                        let name = format!("{res}.{group}");
-                        if !crds.contains(&name) {
-                            crds.push(name);
-                        }
+            for gvr in smp.provisioner_crds() {
+                for name in gvr.crd_names() {
+                    if !crds.contains(&name) {
+                        crds.push(name);
                     }
                 }
             }
@@ -447,7 +429,7 @@ impl Cluster {
         // Groups outside the usual ones are discovered once, together.
         let extra: Vec<String> = refs
             .iter()
-            .map(|(av, ..)| av.rsplit_once('/').map_or("", |(g, _)| g).to_string())
+            .map(|(av, ..)| kinds::group_of(av).to_string())
             .filter(|g| self.discovery.as_ref().is_some_and(|d| !d.has_group(g)))
             .collect();
         if !extra.is_empty() {
@@ -460,16 +442,14 @@ impl Cluster {
             self.discovery = Some(d);
         }
         for (api_version, kind, ns, name) in refs {
-            let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-            let Some((ar, caps)) = self.resource(group, &kind) else {
+            let Some((ar, caps)) = self.resource(kinds::group_of(&api_version), &kind) else {
                 continue;
             };
             if let Some(o) = self.get(&ar, &caps, &ns, &name)? {
                 out.push(o);
             }
         }
-        if let Some((ar, caps)) = self.resource("apiextensions.k8s.io", "CustomResourceDefinition")
-        {
+        if let Some((ar, caps)) = self.resource(kinds::CRD.group, kinds::CRD.kind) {
             for name in crds {
                 if let Some(o) = self.get(&ar, &caps, "", &name)? {
                     out.push(o);

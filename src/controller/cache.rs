@@ -15,7 +15,7 @@ use kube::runtime::watcher;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::core::render::LABEL_MANAGED;
+use crate::api::naming::LABEL_MANAGED;
 
 struct Entry {
     /// uids of the ownerReferences.
@@ -92,7 +92,7 @@ impl TextCache {
         })
     }
 
-    fn apply(&self, ev: &watcher::Event<DynamicObject>) {
+    pub(super) fn apply(&self, ev: &watcher::Event<DynamicObject>) {
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         match ev {
             watcher::Event::Apply(o) => {

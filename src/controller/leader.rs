@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::api::meta::i64_at;
 use chrono::Utc;
 use kube::Client;
 use kube::api::{Api, DynamicObject, PostParams};
@@ -37,20 +38,15 @@ fn micro_time() -> String {
 
 fn spec_str<'a>(lease: &'a Value, key: &str) -> &'a str {
     lease
-        .pointer(&format!("/spec/{key}"))
+        .get("spec")
+        .and_then(|s| s.get(key))
         .and_then(Value::as_str)
         .unwrap_or("")
 }
 
 impl Elector {
     pub fn new(client: Client, namespace: &str, name: &str, metrics: Arc<Metrics>) -> Elector {
-        let ar = ApiResource {
-            group: "coordination.k8s.io".into(),
-            version: "v1".into(),
-            api_version: "coordination.k8s.io/v1".into(),
-            kind: "Lease".into(),
-            plural: "leases".into(),
-        };
+        let ar = crate::cluster::api_resource(&crate::api::kinds::LEASE);
         let host = std::env::var("POD_NAME")
             .ok()
             .filter(|s| !s.is_empty())
@@ -82,7 +78,7 @@ impl Elector {
         let duration = LEASE_DURATION.as_secs() as i64;
         let Some(current) = self.api.get_opt(&self.name).await? else {
             let lease = json!({
-                "apiVersion": self.ar.api_version, "kind": "Lease",
+                "apiVersion": self.ar.api_version, "kind": self.ar.kind,
                 "metadata": {"name": self.name},
                 "spec": {"holderIdentity": self.identity, "leaseDurationSeconds": duration,
                     "acquireTime": now, "renewTime": now, "leaseTransitions": 0}});
@@ -106,9 +102,7 @@ impl Elector {
                 at
             }
         };
-        let their_duration = value
-            .pointer("/spec/leaseDurationSeconds")
-            .and_then(Value::as_i64)
+        let their_duration = i64_at(&value, "/spec/leaseDurationSeconds")
             .unwrap_or(duration)
             .max(1) as u64;
         if !holder.is_empty()
@@ -118,10 +112,7 @@ impl Elector {
             return Ok(false);
         }
         let mut lease = value.clone();
-        let transitions = value
-            .pointer("/spec/leaseTransitions")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
+        let transitions = i64_at(&value, "/spec/leaseTransitions").unwrap_or(0);
         if holder != self.identity {
             lease["spec"]["acquireTime"] = now.clone().into();
             lease["spec"]["leaseTransitions"] = (transitions + 1).into();

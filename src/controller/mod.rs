@@ -1,41 +1,50 @@
 //! `kubectl ksm run`: the Flux adapter controller, the I/O edge around
 //! [`crate::core::adapter::plan`].
 //!
-//! Watch caches (kube-runtime reflectors) hold the ServiceSets, the provider's SMP, the
-//! ServiceTemplates and every HelmRelease and Kustomization. Any change to one of them queues
-//! the ServiceSets it concerns; a reconcile reads the caches, asks the pure core for a plan and
-//! carries it out: finalizer, server-side applies, deletions, a status patch, in that order.
-//!
-//! Staleness: a cache can lag behind the controller's own writes. The reply of every write is
-//! kept until the cache has caught up (compared by resourceVersion), so a reconcile never
-//! decides from an object older than what it wrote itself, and writes nothing twice.
+//! Watch caches ([`watch`]: kube-runtime reflectors, and [`cache`] for the Flux objects) hold
+//! the ServiceSets, the provider's SMP, the ServiceTemplates and every HelmRelease and
+//! Kustomization. Any change to one of them queues the ServiceSets it concerns. A reconcile
+//! ([`reconcile`]) gathers its inputs from the caches ([`gather`]), asks the pure core for a
+//! plan, and hands it to a small writer ([`apply`]): finalizer, status, server-side applies,
+//! deletions, finalizer removal; what reconciles share is in [`context`]. The replies of its
+//! writes stand in for a lagging cache ([`written`]). This file wires it together: start-up, leader election ([`leader`]), the
+//! HTTP endpoints ([`http`]), metrics ([`metrics`]) and shutdown.
 
+mod apply;
 mod cache;
+mod context;
+mod gather;
 mod http;
 mod leader;
 mod metrics;
+mod reconcile;
+#[cfg(test)]
+mod tests;
+mod watch;
+mod written;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use chrono::Utc;
 use futures::StreamExt;
 use kube::Client;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions};
-use kube::discovery::ApiResource;
+use kube::api::{Api, DynamicObject, ListParams};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use serde_json::{Value, json};
-use tracing::{debug, error, info, warn};
+use tracing::{debug, error, info};
 
-use crate::cluster::{self, ClusterArgs, with_type};
-use crate::core::adapter::{self, FIELD_MANAGER, FINALIZER, Provider, SourceLookup};
-use crate::core::render::{self, LABEL_SERVICESET};
+use crate::api::kcm::ServiceSet;
+use crate::api::kinds;
+use crate::cluster::{self, ClusterArgs};
+use context::{Ctx, Kinds};
+use reconcile::{error_policy, reconcile};
+use watch::{reflect, text_reflect};
+use written::Written;
 
 pub use metrics::Metrics;
 
@@ -55,527 +64,6 @@ pub struct Options {
     pub concurrency: u16,
     /// JSON logs (else human-readable lines).
     pub json_logs: bool,
-}
-
-/// The kinds the controller reads and writes.
-struct Kinds {
-    service_set: ApiResource,
-    template: ApiResource,
-    smp: ApiResource,
-    helm_release: ApiResource,
-    kustomization: ApiResource,
-}
-
-fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: if group.is_empty() {
-            version.into()
-        } else {
-            format!("{group}/{version}")
-        },
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
-impl Kinds {
-    fn new() -> Kinds {
-        const KCM: &str = "k0rdent.mirantis.com";
-        Kinds {
-            service_set: ar(KCM, "v1beta1", "ServiceSet", "servicesets"),
-            template: ar(KCM, "v1beta1", "ServiceTemplate", "servicetemplates"),
-            smp: ar(
-                KCM,
-                "v1beta1",
-                "StateManagementProvider",
-                "statemanagementproviders",
-            ),
-            helm_release: ar(
-                "helm.toolkit.fluxcd.io",
-                "v2",
-                "HelmRelease",
-                "helmreleases",
-            ),
-            kustomization: ar(
-                "kustomize.toolkit.fluxcd.io",
-                "v1",
-                "Kustomization",
-                "kustomizations",
-            ),
-        }
-    }
-
-    fn flux(&self, kind: &str) -> Option<&ApiResource> {
-        match kind {
-            "HelmRelease" => Some(&self.helm_release),
-            "Kustomization" => Some(&self.kustomization),
-            _ => None,
-        }
-    }
-}
-
-/// Flux source kinds a service's state may depend on (read on demand, never cached).
-fn source_kind(kind: &str) -> Option<ApiResource> {
-    let plural = match kind {
-        "HelmChart" => "helmcharts",
-        "HelmRepository" => "helmrepositories",
-        "GitRepository" => "gitrepositories",
-        "OCIRepository" => "ocirepositories",
-        "Bucket" => "buckets",
-        "ExternalArtifact" => "externalartifacts",
-        _ => return None,
-    };
-    Some(ar("source.toolkit.fluxcd.io", "v1", kind, plural))
-}
-
-/// How long a write's reply may stand in for the cache: long enough for any watch event to
-/// arrive, short enough that an object deleted meanwhile by someone else is recreated soon.
-const WRITTEN_TTL: Duration = Duration::from_secs(30);
-
-/// Writes' replies, kept until the cache has them too (or for [`WRITTEN_TTL`]).
-#[derive(Default)]
-struct Written {
-    /// By (kind, namespace, name): the newest object the API server returned, and when.
-    objects: HashMap<(String, String, String), (Value, Instant)>,
-}
-
-fn key_of(v: &Value) -> (String, String, String) {
-    (
-        str_at(v, "/kind").to_string(),
-        str_at(v, "/metadata/namespace").to_string(),
-        str_at(v, "/metadata/name").to_string(),
-    )
-}
-
-struct Ctx {
-    client: Client,
-    kinds: Kinds,
-    opts: Options,
-    smps: Store<DynamicObject>,
-    templates: Store<DynamicObject>,
-    helm_releases: cache::TextCache,
-    kustomizations: cache::TextCache,
-    written: Mutex<Written>,
-    /// True once every cache has its initial list.
-    synced: tokio::sync::watch::Receiver<bool>,
-    /// Consecutive failures per ServiceSet uid, for the backoff.
-    failures: Mutex<HashMap<String, u32>>,
-    metrics: Arc<Metrics>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReconcileError {
-    #[error("{0}")]
-    Api(String),
-    #[error("conflict: {0}")]
-    Conflict(String),
-}
-
-fn api_error(what: &str, e: kube::Error) -> ReconcileError {
-    match &e {
-        kube::Error::Api(s) if s.code == 409 => {
-            ReconcileError::Conflict(format!("{what}: {}", s.message))
-        }
-        kube::Error::Api(s) => {
-            ReconcileError::Api(format!("{what}: {} (HTTP {})", s.message, s.code))
-        }
-        _ => ReconcileError::Api(format!("{what}: {e}")),
-    }
-}
-
-fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {
-    v.pointer(p).and_then(Value::as_str).unwrap_or("")
-}
-
-fn rv(v: &Value) -> Option<u64> {
-    str_at(v, "/metadata/resourceVersion").parse().ok()
-}
-
-impl Ctx {
-    /// The newer of the cached object and the controller's own last write of it.
-    fn freshest(&self, cached: Value) -> Value {
-        let key = key_of(&cached);
-        let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
-        match w.objects.get(&key) {
-            Some((mine, at))
-                if rv(mine) > rv(&cached)
-                    && str_at(mine, "/metadata/uid") == str_at(&cached, "/metadata/uid")
-                    && at.elapsed() < WRITTEN_TTL =>
-            {
-                mine.clone()
-            }
-            Some(_) => {
-                // The cache caught up (or the entry is too old to trust).
-                w.objects.remove(&key);
-                cached
-            }
-            None => cached,
-        }
-    }
-
-    /// Objects of `kind` in `namespace` the controller wrote and the cache does not show yet.
-    fn written_only(&self, kind: &str, namespace: &str, cached: &[Value]) -> Vec<Value> {
-        let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
-        w.objects.retain(|_, (_, at)| at.elapsed() < WRITTEN_TTL);
-        w.objects
-            .iter()
-            .filter(|((k, ns, _), _)| k == kind && ns == namespace)
-            .filter(|(key, _)| !cached.iter().any(|c| key_of(c) == **key))
-            .map(|(_, (v, _))| v.clone())
-            .collect()
-    }
-
-    fn remember(&self, reply: Value) {
-        let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
-        w.objects.insert(key_of(&reply), (reply, Instant::now()));
-    }
-
-    fn forget(&self, kind: &str, namespace: &str, name: &str) {
-        let mut w = self.written.lock().unwrap_or_else(|e| e.into_inner());
-        w.objects
-            .remove(&(kind.to_string(), namespace.to_string(), name.to_string()));
-    }
-
-    fn smp(&self) -> Option<Value> {
-        self.smps
-            .get(&ObjectRef::new_with(
-                &self.opts.provider,
-                self.kinds.smp.clone(),
-            ))
-            .map(|o| with_type(&o, &self.kinds.smp))
-    }
-
-    fn dyn_api(&self, ar: &ApiResource, ns: &str) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), ns, ar)
-    }
-}
-
-/// One reconcile of one ServiceSet.
-async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action, ReconcileError> {
-    let started = Instant::now();
-    let result = reconcile_inner(&obj, &ctx).await;
-    ctx.metrics
-        .duration
-        .observe(started.elapsed().as_secs_f64());
-    let uid = obj.metadata.uid.clone().unwrap_or_default();
-    match &result {
-        Ok(_) => {
-            ctx.metrics
-                .reconciles
-                .get_or_create(&metrics::ResultLabel { result: "success" })
-                .inc();
-            ctx.failures
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&uid);
-        }
-        Err(e) => {
-            ctx.metrics
-                .reconciles
-                .get_or_create(&metrics::ResultLabel { result: "error" })
-                .inc();
-            let kind = match e {
-                ReconcileError::Conflict(_) => "conflict",
-                ReconcileError::Api(_) => "api",
-            };
-            ctx.metrics
-                .errors
-                .get_or_create(&metrics::KindLabel { kind })
-                .inc();
-        }
-    }
-    result
-}
-
-async fn reconcile_inner(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, ReconcileError> {
-    // No decision from a half-filled cache (immediate once the caches are synced).
-    // (`Store::wait_until_ready` wakes one waiter only; the run loop is that one.)
-    leader::stopped(&mut ctx.synced.clone()).await;
-    let kinds = &ctx.kinds;
-    let set = ctx.freshest(with_type(obj, &kinds.service_set));
-    let name = str_at(&set, "/metadata/name").to_string();
-    let ns = str_at(&set, "/metadata/namespace").to_string();
-    let smp = ctx.smp();
-    if !adapter::serves(&ctx.opts.provider, smp.as_ref(), &set) {
-        debug!(serviceset = %format!("{ns}/{name}"), "not served by this provider; skipped");
-        return Ok(Action::await_change());
-    }
-    let provider = Provider::of(smp.as_ref());
-
-    // The caches: templates of the namespace, Flux objects of the namespace that the set
-    // controls or whose name is <set>-<service>.
-    let templates: Vec<Value> = ctx
-        .templates
-        .state()
-        .iter()
-        .filter(|t| t.metadata.namespace.as_deref() == Some(ns.as_str()))
-        .map(|t| with_type(t, &kinds.template))
-        .collect();
-    let prefix = format!("{name}-");
-    let uid = str_at(&set, "/metadata/uid").to_string();
-    let mut live: Vec<Value> = Vec::new();
-    for (cache, ar) in [
-        (&ctx.helm_releases, &kinds.helm_release),
-        (&ctx.kustomizations, &kinds.kustomization),
-    ] {
-        let cached: Vec<Value> = cache
-            .select(&ns, |n, owners| {
-                n.starts_with(&prefix) || owners.contains(&uid)
-            })
-            .into_iter()
-            .map(|v| ctx.freshest(v))
-            .collect();
-        let mut extra = ctx.written_only(&ar.kind, &ns, &cached);
-        extra.retain(|v| adapter::controlled_by(v, &set));
-        live.extend(cached);
-        live.extend(extra);
-    }
-
-    // Sources, only for objects whose state waits on them.
-    let mut sources = Vec::new();
-    for o in &live {
-        if !adapter::needs_source(o) || !adapter::controlled_by(o, &set) {
-            continue;
-        }
-        let Some((kind, sns, sname)) = adapter::source_ref(o) else {
-            continue;
-        };
-        let Some(sar) = source_kind(&kind) else {
-            continue;
-        };
-        match ctx.dyn_api(&sar, &sns).get_opt(&sname).await {
-            Ok(Some(src)) => sources.push((
-                str_at(o, "/metadata/name").to_string(),
-                SourceLookup::Found(with_type(&src, &sar)),
-            )),
-            Ok(None) => sources.push((
-                str_at(o, "/metadata/name").to_string(),
-                SourceLookup::Missing,
-            )),
-            Err(e) => debug!(error = %e, "source {kind} {sns}/{sname} not read"),
-        }
-    }
-
-    let live_refs: Vec<&Value> = live.iter().collect();
-    let plan = adapter::plan(&adapter::Inputs {
-        service_set: &set,
-        templates: &templates,
-        live: &live_refs,
-        sources: &sources,
-        provider,
-        previous_status: set.get("status"),
-        now: Utc::now(),
-        source_timeout: ctx.opts.source_timeout,
-    });
-    for d in &plan.rendered.diagnostics {
-        if d.severity == crate::diag::Severity::Error {
-            debug!(serviceset = %format!("{ns}/{name}"), code = d.code, "{}", d.message);
-        }
-    }
-
-    let sets = ctx.dyn_api(&kinds.service_set, &ns);
-    let mut set_rv = str_at(&set, "/metadata/resourceVersion").to_string();
-    if plan.add_finalizer {
-        let mut finalizers: Vec<Value> = set
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        finalizers.push(FINALIZER.into());
-        let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": set_rv}});
-        ctx.metrics.write("finalizer");
-        let mut reply = match sets
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                return Err(
-                    conflict_refresh(ctx, &sets, &name, api_error("add the finalizer", e)).await,
-                );
-            }
-        };
-        slim(&mut reply);
-        let reply = with_type(&reply, &kinds.service_set);
-        set_rv = str_at(&reply, "/metadata/resourceVersion").to_string();
-        ctx.remember(reply);
-    }
-
-    let mut errors = Vec::new();
-    // The status first: on deletion, Deleting shows before anything goes.
-    if plan.status_changed {
-        let old = set.get("status").cloned().unwrap_or(json!({}));
-        // The diff is against the status this reconcile read: the resourceVersion makes the
-        // patch apply only to that version (a cache lagging behind never writes a stale view).
-        let patch = json!({"metadata": {"resourceVersion": set_rv},
-            "status": adapter::merge_diff(&old, &plan.status)});
-        ctx.metrics.write("status");
-        match sets
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
-            Ok(mut reply) => {
-                slim(&mut reply);
-                let reply = with_type(&reply, &kinds.service_set);
-                set_rv = str_at(&reply, "/metadata/resourceVersion").to_string();
-                ctx.remember(reply);
-            }
-            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Action::await_change()),
-            Err(e) => {
-                let e = api_error("write the status", e);
-                return Err(conflict_refresh(ctx, &sets, &name, e).await);
-            }
-        }
-    }
-
-    for desired in &plan.apply {
-        let kind = str_at(desired, "/kind");
-        let Some(far) = kinds.flux(kind) else {
-            continue;
-        };
-        let oname = str_at(desired, "/metadata/name");
-        ctx.metrics.write("apply");
-        match ctx
-            .dyn_api(far, &ns)
-            .patch(
-                oname,
-                &PatchParams::apply(FIELD_MANAGER).force(),
-                &Patch::Apply(desired),
-            )
-            .await
-        {
-            Ok(mut reply) => {
-                info!(serviceset = %format!("{ns}/{name}"), object = %format!("{kind}/{oname}"), "applied");
-                slim(&mut reply);
-                ctx.remember(with_type(&reply, far));
-            }
-            Err(e) => errors.push(api_error(&format!("apply {kind} {ns}/{oname}"), e)),
-        }
-    }
-    for d in &plan.delete {
-        let Some(far) = kinds.flux(&d.kind) else {
-            continue;
-        };
-        let dp = DeleteParams {
-            preconditions: Some(Preconditions {
-                uid: Some(d.uid.clone()),
-                resource_version: None,
-            }),
-            ..DeleteParams::background()
-        };
-        ctx.metrics.write("delete");
-        match ctx.dyn_api(far, &d.namespace).delete(&d.name, &dp).await {
-            Ok(_) => {
-                info!(serviceset = %format!("{ns}/{name}"), object = %format!("{}/{}", d.kind, d.name), "deleted");
-                ctx.forget(&d.kind, &d.namespace, &d.name);
-            }
-            Err(kube::Error::Api(s)) if s.code == 404 => ctx.forget(&d.kind, &d.namespace, &d.name),
-            Err(e) => errors.push(api_error(
-                &format!("delete {} {}/{}", d.kind, d.namespace, d.name),
-                e,
-            )),
-        }
-    }
-
-    if plan.remove_finalizer && errors.is_empty() {
-        // The caches say every object is gone; the API server must agree.
-        let selector = format!("{LABEL_SERVICESET}={}", render::label_value(&name));
-        let mut remaining = 0;
-        for far in [&kinds.helm_release, &kinds.kustomization] {
-            let list = ctx
-                .dyn_api(far, &ns)
-                .list(&ListParams::default().labels(&selector))
-                .await
-                .map_err(|e| api_error(&format!("list {}", far.plural), e))?;
-            remaining += list
-                .items
-                .iter()
-                .filter(|o| adapter::controlled_by(&with_type(o, far), &set))
-                .count();
-        }
-        if remaining > 0 {
-            return Ok(Action::requeue(Duration::from_secs(2)));
-        }
-        let finalizers: Vec<Value> = set
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|f| f.as_str() != Some(FINALIZER))
-            .cloned()
-            .collect();
-        let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": set_rv}});
-        ctx.metrics.write("finalizer");
-        match sets
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
-            Ok(_) => {
-                info!(serviceset = %format!("{ns}/{name}"), "finalizer removed");
-                ctx.forget("ServiceSet", &ns, &name);
-            }
-            Err(kube::Error::Api(s)) if s.code == 404 => ctx.forget("ServiceSet", &ns, &name),
-            Err(e) => {
-                let e = api_error("remove the finalizer", e);
-                return Err(conflict_refresh(ctx, &sets, &name, e).await);
-            }
-        }
-        return Ok(Action::await_change());
-    }
-
-    if let Some(e) = errors.into_iter().next() {
-        return Err(e);
-    }
-    let mut next = plan.requeue_after;
-    if !ctx.opts.resync.is_zero() {
-        next = Some(next.map_or(ctx.opts.resync, |n| n.min(ctx.opts.resync)));
-    }
-    if !plan.delete.is_empty() && !str_at(&set, "/metadata/deletionTimestamp").is_empty() {
-        // Deleting: the objects' deletion events bring us back; look again soon regardless.
-        next = Some(Duration::from_secs(2));
-    }
-    Ok(next.map_or_else(Action::await_change, Action::requeue))
-}
-
-/// After a conflict on the ServiceSet (the cached copy was older than the server's), reads it
-/// fresh, so that the retry starts from the server's version rather than the lagging cache.
-async fn conflict_refresh(
-    ctx: &Ctx,
-    sets: &Api<DynamicObject>,
-    name: &str,
-    err: ReconcileError,
-) -> ReconcileError {
-    if matches!(err, ReconcileError::Conflict(_))
-        && let Ok(mut fresh) = sets.get(name).await
-    {
-        slim(&mut fresh);
-        ctx.remember(with_type(&fresh, &ctx.kinds.service_set));
-    }
-    err
-}
-
-fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>) -> Action {
-    let uid = obj.metadata.uid.clone().unwrap_or_default();
-    let mut failures = ctx.failures.lock().unwrap_or_else(|e| e.into_inner());
-    let n = failures.entry(uid).or_insert(0);
-    *n = n.saturating_add(1);
-    let who = format!(
-        "{}/{}",
-        obj.metadata.namespace.as_deref().unwrap_or(""),
-        obj.metadata.name.as_deref().unwrap_or("")
-    );
-    let delay = match err {
-        // Someone else wrote in between: read again and retry at once (a little jitter).
-        ReconcileError::Conflict(_) if *n <= 3 => Duration::from_millis(100 * u64::from(*n)),
-        _ => {
-            let exp = (*n).min(9);
-            Duration::from_millis(500u64 << exp).min(Duration::from_secs(300))
-        }
-    };
-    warn!(serviceset = %who, attempt = *n, retry_in_ms = delay.as_millis() as u64, "{err}");
-    Action::requeue(delay)
 }
 
 /// Runs the controller until SIGTERM/SIGINT (graceful) or a fatal error.
@@ -749,63 +237,6 @@ async fn check_kinds(client: &Client, server: &str, kinds: &Kinds) -> Result<(),
     Ok(())
 }
 
-/// A cache of every object of a kind, and the stream of its watch events (which fills the
-/// cache as it is polled; watch errors back off and the watch resumes or relists).
-fn reflect(
-    client: &Client,
-    ar: &ApiResource,
-    wc: watcher::Config,
-) -> (
-    Store<DynamicObject>,
-    impl futures::Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send + use<>,
-) {
-    let writer = reflector::store::Writer::<DynamicObject>::new(ar.clone());
-    let store = writer.as_reader();
-    let api = Api::<DynamicObject>::all_with(client.clone(), ar);
-    let stream = watcher(api, wc).default_backoff().modify(slim);
-    (store, reflector::reflector(writer, stream))
-}
-
-/// What the caches need of an object, to keep memory flat: managedFields only the adapter's
-/// own entry (the SSA no-op check reads it), no last-applied annotation, and of the long
-/// Flux status lists (Helm release history, Kustomization inventory) only whether they are
-/// empty (the state mapping's "something was attempted").
-fn slim(o: &mut DynamicObject) {
-    if let Some(mf) = o.metadata.managed_fields.as_mut() {
-        mf.retain(|e| {
-            e.manager.as_deref() == Some(FIELD_MANAGER)
-                && e.operation.as_deref() == Some("Apply")
-                && e.subresource.as_deref().unwrap_or("").is_empty()
-        });
-    }
-    if let Some(a) = o.metadata.annotations.as_mut() {
-        a.remove("kubectl.kubernetes.io/last-applied-configuration");
-    }
-    if let Some(status) = o.data.get_mut("status") {
-        if let Some(Value::Array(h)) = status.get_mut("history") {
-            h.truncate(1);
-        }
-        if let Some(Value::Array(e)) = status.pointer_mut("/inventory/entries") {
-            e.truncate(1);
-        }
-    }
-}
-
-/// Like [`reflect`], into a [`cache::TextCache`].
-fn text_reflect(
-    client: &Client,
-    ar: &ApiResource,
-    wc: watcher::Config,
-) -> (
-    cache::TextCache,
-    impl futures::Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send + use<>,
-) {
-    let cache = cache::TextCache::new(ar.clone());
-    let api = Api::<DynamicObject>::all_with(client.clone(), ar);
-    let stream = cache.reflect(watcher(api, wc).default_backoff().modify(slim));
-    (cache, stream)
-}
-
 /// The watches and the controller loop, until `stop`.
 async fn control(
     client: Client,
@@ -842,8 +273,8 @@ async fn control(
             .iter()
             .find(|r| {
                 r.controller == Some(true)
-                    && r.kind == "ServiceSet"
-                    && r.api_version.starts_with("k0rdent.mirantis.com/")
+                    && r.kind == kinds::SERVICE_SET.kind
+                    && kinds::group_of(&r.api_version) == kinds::KCM_GROUP
             })
             .map(|r| ObjectRef::new_with(&r.name, set_ar.clone()).within(&ns))
     };
@@ -866,12 +297,7 @@ async fn control(
                 .state()
                 .iter()
                 .filter(|s| s.metadata.namespace.as_deref() == Some(ns.as_str()))
-                .filter(|s| {
-                    s.data
-                        .pointer("/spec/services")
-                        .and_then(Value::as_array)
-                        .is_some_and(|svcs| svcs.iter().any(|x| str_at(x, "/template") == name))
-                })
+                .filter(|s| ServiceSet(&s.data).services().any(|x| x.template() == name))
                 .map(|s| ObjectRef::from_obj_with(s.as_ref(), set_ar.clone()))
                 .collect();
             futures::stream::iter(refs)
@@ -900,7 +326,7 @@ async fn control(
         templates: templates.clone(),
         helm_releases: hrs.clone(),
         kustomizations: kss.clone(),
-        written: Mutex::new(Written::default()),
+        written: Written::default(),
         failures: Mutex::new(HashMap::new()),
         metrics: metrics.clone(),
     });

@@ -1,4 +1,4 @@
-//! The real kcm and Flux CRDs, embedded at build time (testdata/crds/) and parsed on first use.
+//! The real kcm and Flux CRDs, embedded at build time (crds/) and parsed on first use.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -14,55 +14,55 @@ use crate::diag::yaml::{self, Limits};
 const EMBEDDED: &[(&str, &str)] = &[
     (
         "StateManagementProvider",
-        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_statemanagementproviders.yaml"),
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_statemanagementproviders.yaml"),
     ),
     (
         "ServiceSet",
-        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_servicesets.yaml"),
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_servicesets.yaml"),
     ),
     (
         "ServiceTemplate",
-        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_servicetemplates.yaml"),
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_servicetemplates.yaml"),
     ),
     (
         "ClusterDeployment",
-        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_clusterdeployments.yaml"),
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_clusterdeployments.yaml"),
     ),
     (
         "MultiClusterService",
-        include_str!("../../testdata/crds/kcm/k0rdent.mirantis.com_multiclusterservices.yaml"),
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_multiclusterservices.yaml"),
     ),
     (
         "HelmRelease",
-        include_str!("../../testdata/crds/flux/helm.toolkit.fluxcd.io_helmreleases.yaml"),
+        include_str!("../../crds/flux/helm.toolkit.fluxcd.io_helmreleases.yaml"),
     ),
     (
         "Kustomization",
-        include_str!("../../testdata/crds/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
+        include_str!("../../crds/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
     ),
     (
         "Bucket",
-        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_buckets.yaml"),
+        include_str!("../../crds/flux/source.toolkit.fluxcd.io_buckets.yaml"),
     ),
     (
         "ExternalArtifact",
-        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_externalartifacts.yaml"),
+        include_str!("../../crds/flux/source.toolkit.fluxcd.io_externalartifacts.yaml"),
     ),
     (
         "GitRepository",
-        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_gitrepositories.yaml"),
+        include_str!("../../crds/flux/source.toolkit.fluxcd.io_gitrepositories.yaml"),
     ),
     (
         "HelmChart",
-        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_helmcharts.yaml"),
+        include_str!("../../crds/flux/source.toolkit.fluxcd.io_helmcharts.yaml"),
     ),
     (
         "HelmRepository",
-        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_helmrepositories.yaml"),
+        include_str!("../../crds/flux/source.toolkit.fluxcd.io_helmrepositories.yaml"),
     ),
     (
         "OCIRepository",
-        include_str!("../../testdata/crds/flux/source.toolkit.fluxcd.io_ocirepositories.yaml"),
+        include_str!("../../crds/flux/source.toolkit.fluxcd.io_ocirepositories.yaml"),
     ),
 ];
 
@@ -137,6 +137,29 @@ mod tests {
             let crd = crd(kind).unwrap();
             assert_eq!(crd.kind, kind);
             assert!(crd.versions.iter().any(|v| v.served));
+        }
+    }
+
+    #[test]
+    fn the_kinds_table_agrees_with_the_crds() {
+        for kind in kinds() {
+            let crd = crd(kind).unwrap();
+            let k = crate::api::kinds::by_name(kind)
+                .unwrap_or_else(|| panic!("{kind} not in api::kinds"));
+            assert_eq!(
+                (k.group, k.plural, k.namespaced),
+                (
+                    crd.group.as_str(),
+                    crd.plural.as_str(),
+                    crd.scope_namespaced
+                ),
+                "{kind}"
+            );
+            assert!(
+                crd.versions.iter().any(|v| v.served && v.name == k.version),
+                "{kind} {} is served",
+                k.version
+            );
         }
     }
 }

@@ -1,15 +1,25 @@
-//! The PURE core shared by every subcommand and by the `run` controller: CEL compilation,
-//! checking and evaluation, readiness of a StateManagementProvider, schema validation and the
-//! lint rules. Nothing here reads files, the environment or the clock, or prints.
+//! The PURE core shared by every subcommand and by the `run` controller. Nothing here reads
+//! files, the environment or the clock, or prints; objects are read through [`crate::api`].
+//!
+//! - [`cel`]: CEL compiled, type-checked and evaluated as kcm's cel-go does; [`readiness`]:
+//!   an SMP's readiness rules and conditions; [`schema`] and [`crds`]: validation against the
+//!   real CRDs; [`lint`]: the lint checks, one file each.
+//! - [`render`]: the Flux translation of a ServiceSet (what `render` prints and `run`
+//!   applies); [`derive`]: the ServiceSet kcm derives from a ClusterDeployment or a
+//!   MultiClusterService; [`adapter`]: the adapter's plan (objects, status, finalizer,
+//!   requeue); [`state`]: a Flux object mapped to a service state.
+//! - [`doctor`]: the diagnosis of a snapshot, from provider to source.
+//! - [`codes`]: the registry of every KSM code; [`objects`]: objects loaded from sources.
 
 pub mod adapter;
 pub mod cel;
+pub mod codes;
 pub mod crds;
+pub mod derive;
 pub mod doctor;
 pub mod lint;
 pub mod objects;
 pub mod readiness;
 pub mod render;
 pub mod schema;
-pub mod selector;
 pub mod state;

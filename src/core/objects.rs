@@ -1,11 +1,12 @@
 //! Kubernetes objects read from YAML/JSON sources: multi-document streams, `kind: List`
 //! (and `<Kind>List`) expanded into items, each object kept with its YAML node for spans.
 
-use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use crate::api::ObjectId;
+use crate::api::meta::str_at;
 use crate::diag::yaml::{self, Node};
 use crate::diag::{Diagnostic, Source};
 
@@ -31,60 +32,6 @@ pub fn is_secret(object: &serde_json::Value) -> bool {
 }
 pub const CODE_NOT_OBJECT: &str = "KSM002";
 
-/// apiVersion, kind, namespace and name of an object.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ObjectId {
-    pub api_version: String,
-    pub kind: String,
-    #[serde(serialize_with = "empty_as_null")]
-    pub namespace: String,
-    pub name: String,
-}
-
-fn empty_as_null<S: serde::Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error> {
-    if v.is_empty() {
-        s.serialize_none()
-    } else {
-        s.serialize_str(v)
-    }
-}
-
-impl ObjectId {
-    pub fn of(json: &Value) -> ObjectId {
-        let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
-        ObjectId {
-            api_version: s(json.get("apiVersion")),
-            kind: s(json.get("kind")),
-            namespace: s(json.pointer("/metadata/namespace")),
-            name: s(json.pointer("/metadata/name")),
-        }
-    }
-
-    /// The API group (empty for the core group).
-    pub fn group(&self) -> &str {
-        self.api_version
-            .rsplit_once('/')
-            .map_or("", |(group, _)| group)
-    }
-}
-
-impl fmt::Display for ObjectId {
-    /// `Kind/namespace/name` (or `Kind/name` for cluster-scoped objects), as kubectl prints them.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.kind.is_empty() {
-            "<no kind>"
-        } else {
-            &self.kind
-        };
-        if self.namespace.is_empty() {
-            write!(f, "{kind}/{}", self.name)
-        } else {
-            write!(f, "{kind}/{}/{}", self.namespace, self.name)
-        }
-    }
-}
-
 /// One object of a source.
 #[derive(Debug, Clone)]
 pub struct LoadedObject {
@@ -103,7 +50,7 @@ impl LoadedObject {
     }
 
     pub fn kind(&self) -> &str {
-        self.json.get("kind").and_then(Value::as_str).unwrap_or("")
+        str_at(&self.json, "/kind")
     }
 }
 
@@ -326,13 +273,5 @@ mod tests {
         assert!(l.syntax_error);
         let (start, _) = l.diagnostics[0].position().unwrap();
         assert_eq!(start.line, 3);
-    }
-
-    #[test]
-    fn object_id_groups() {
-        let id = ObjectId::of(&serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment"}));
-        assert_eq!(id.group(), "apps");
-        let id = ObjectId::of(&serde_json::json!({"apiVersion": "v1"}));
-        assert_eq!(id.group(), "");
     }
 }

@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 pub use source::{LineCol, Source};
 
+use crate::api::ObjectId;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -31,6 +33,21 @@ impl Severity {
     }
 }
 
+/// A code's identity and documentation.
+#[derive(Debug)]
+pub struct CodeInfo {
+    /// Stable code, e.g. `KSM204`.
+    pub code: &'static str,
+    /// Kebab-case name.
+    pub name: &'static str,
+    /// Default severity.
+    pub severity: Severity,
+    /// One line.
+    pub title: &'static str,
+    /// Markdown: what it finds, why it matters, (an example,) the fix.
+    pub docs: &'static str,
+}
+
 /// A labelled range of a source.
 #[derive(Debug, Clone)]
 pub struct Label {
@@ -48,6 +65,17 @@ pub struct Diagnostic {
     /// The primary label first.
     pub labels: Vec<Label>,
     pub help: Option<String>,
+    /// The Kubernetes object the diagnostic is about, when it is about one rather than a
+    /// place in a file (doctor's findings).
+    pub subject: Option<Subject>,
+}
+
+/// The object a diagnostic is about, and the chain of objects that leads to it (from the
+/// provider down, as `Kind/namespace/name`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    pub object: ObjectId,
+    pub chain: Vec<String>,
 }
 
 impl Diagnostic {
@@ -59,7 +87,18 @@ impl Diagnostic {
             source: None,
             labels: Vec::new(),
             help: None,
+            subject: None,
         }
+    }
+
+    pub fn info(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Info, message)
+    }
+
+    /// Says which object the diagnostic is about, and the chain that leads to it.
+    pub fn about(mut self, object: ObjectId, chain: Vec<String>) -> Self {
+        self.subject = Some(Subject { object, chain });
+        self
     }
 
     pub fn error(code: &'static str, message: impl Into<String>) -> Self {

@@ -10,7 +10,8 @@ use miette::{
 };
 use serde_json::{Value, json};
 
-use crate::core::lint::{self, RuleInfo};
+use crate::core::codes;
+use crate::diag::CodeInfo;
 use crate::diag::{Diagnostic, Severity, Source};
 
 /// Totals of a lint run.
@@ -58,6 +59,11 @@ impl Summary {
 }
 
 /// Adapter that lets miette read our sources without copying them.
+///
+/// miette finds the lines of a span by scanning its text from the start; on the whole file
+/// that is linear in the offset, so a file with thousands of findings rendered in quadratic
+/// time. Each read hands miette only the lines around the span, found through the source's
+/// line index.
 struct Src(Arc<Source>);
 
 impl SourceCode for Src {
@@ -67,19 +73,42 @@ impl SourceCode for Src {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let inner = self
-            .0
-            .text()
-            .read_span(span, context_lines_before, context_lines_after)?;
+        let (offset, window) = line_window(
+            &self.0,
+            span.offset()..span.offset() + span.len(),
+            context_lines_before,
+            context_lines_after,
+        );
+        let text = &self.0.text()[window.clone()];
+        let local = SourceSpan::new((span.offset() - offset).into(), span.len());
+        let inner = text.read_span(&local, context_lines_before, context_lines_after)?;
+        // miette's line and line count are counted from the start of the text it scanned:
+        // shift them by the lines before the window, as if it had scanned the whole file.
+        let lines_before = self.0.line_col(offset).line - 1;
         Ok(Box::new(MietteSpanContents::new_named(
             self.0.name().to_string(),
             inner.data(),
-            *inner.span(),
-            inner.line(),
+            SourceSpan::new((offset + inner.span().offset()).into(), inner.span().len()),
+            lines_before + inner.line(),
             inner.column(),
-            inner.line_count(),
+            lines_before + inner.line_count(),
         )))
     }
+}
+
+/// The byte range of the whole lines around `span` (one more line of context each way than
+/// asked, so that miette's own choice of context stays inside it), and its start.
+fn line_window(
+    source: &Source,
+    span: std::ops::Range<usize>,
+    before: usize,
+    after: usize,
+) -> (usize, std::ops::Range<usize>) {
+    let first = source.line_col(span.start).line;
+    let last = source.line_col(span.end).line;
+    let start = source.offset_of(first.saturating_sub(before + 1).max(1), 0);
+    let end = source.offset_of(last + after + 2, 0);
+    (start, start..end.max(start))
 }
 
 /// A diagnostic as miette sees it.
@@ -104,7 +133,7 @@ impl std::error::Error for Report<'_> {}
 
 impl miette::Diagnostic for Report<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        let name = lint::find_rule(self.d.code).map_or("", |r| r.name);
+        let name = codes::find(self.d.code).map_or("", |r| r.name);
         if name.is_empty() {
             Some(Box::new(self.d.code))
         } else {
@@ -207,7 +236,7 @@ fn diagnostic_json(d: &Diagnostic) -> Value {
         .collect();
     json!({
         "code": d.code,
-        "name": lint::find_rule(d.code).map(|r| r.name),
+        "name": codes::find(d.code).map(|r| r.name),
         "severity": d.severity,
         "message": d.message,
         "file": d.file(),
@@ -237,7 +266,7 @@ fn sarif_level(s: Severity) -> &'static str {
     }
 }
 
-fn sarif_rule(r: &RuleInfo) -> Value {
+fn sarif_rule(r: &CodeInfo) -> Value {
     json!({
         "id": r.code,
         "name": r.name,
@@ -248,9 +277,19 @@ fn sarif_rule(r: &RuleInfo) -> Value {
     })
 }
 
-/// SARIF 2.1.0, for code scanning (GitHub, GitLab, Azure DevOps).
+/// SARIF 2.1.0 of lint's diagnostics, for code scanning (GitHub, GitLab, Azure DevOps).
 pub fn sarif(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
-    let rules = lint::all_rules();
+    sarif_with_rules(out, diags, crate::core::lint::all_rules())
+}
+
+/// SARIF 2.1.0 with `rules` as the codes of the run's tool component (lint's checks,
+/// doctor's findings). A diagnostic about an object rather than a place in a file is located
+/// by the object's name (a logical location).
+pub fn sarif_with_rules(
+    out: &mut dyn Write,
+    diags: &[Diagnostic],
+    rules: &[&CodeInfo],
+) -> io::Result<()> {
     let results: Vec<Value> = diags
         .iter()
         .map(|d| {
@@ -278,11 +317,18 @@ pub fn sarif(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
                 Some(h) => format!("{}\nhelp: {h}", d.message),
                 None => d.message.clone(),
             };
+            let location = match (&d.subject, d.file()) {
+                (Some(subject), None) => json!({"logicalLocations": [{
+                    "fullyQualifiedName": subject.object.to_string(),
+                    "kind": "resource",
+                }]}),
+                _ => json!({"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}),
+            };
             let mut result = json!({
                 "ruleId": d.code,
                 "level": sarif_level(d.severity),
                 "message": {"text": text},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+                "locations": [location],
             });
             if let Some(idx) = rules.iter().position(|r| r.code == d.code) {
                 result["ruleIndex"] = json!(idx);
@@ -328,12 +374,15 @@ pub fn github(out: &mut dyn Write, diags: &[Diagnostic]) -> io::Result<()> {
             props.push(format!("endLine={}", e.line));
             props.push(format!("endColumn={}", e.column));
         }
-        let name = lint::find_rule(d.code).map_or("", |r| r.name);
+        let name = codes::find(d.code).map_or("", |r| r.name);
         props.push(format!(
             "title={}",
             escape_property(format!("{} {name}", d.code).trim())
         ));
         let mut message = d.message.clone();
+        if let (None, Some(subject)) = (d.file(), &d.subject) {
+            message = format!("{}: {message}", subject.object);
+        }
         if let Some(h) = &d.help {
             message.push_str("\nhelp: ");
             message.push_str(h);

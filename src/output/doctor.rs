@@ -8,9 +8,21 @@ use serde_json::{Value, json};
 use super::eval::Paint;
 use super::yaml;
 use crate::core::doctor::{Report, Severity};
+use crate::diag::Diagnostic;
+
+/// A finding in the JSON report: its object and chain, its message and the next step.
+fn finding_json(d: &Diagnostic) -> Value {
+    let (object, chain) = match &d.subject {
+        Some(s) => (json!(s.object), json!(s.chain)),
+        None => (Value::Null, json!([])),
+    };
+    json!({"severity": d.severity, "code": d.code, "object": object, "chain": chain,
+           "message": d.message, "hint": d.help})
+}
 
 pub fn report_json(r: &Report) -> Value {
-    json!({"version": r.version, "findings": r.findings, "summary": r.summary})
+    let findings: Vec<Value> = r.findings.iter().map(finding_json).collect();
+    json!({"version": r.version, "findings": findings, "summary": r.summary})
 }
 
 pub fn json(out: &mut dyn Write, r: &Report) -> io::Result<()> {
@@ -179,5 +191,10 @@ fn finding(out: &mut dyn Write, p: &Paint, r: &Report, i: usize, indent: &str) -
         p.bold(f.code),
         f.message
     )?;
-    writeln!(out, "{indent}  {} {}", p.dim("hint:"), f.hint)
+    writeln!(
+        out,
+        "{indent}  {} {}",
+        p.dim("hint:"),
+        f.help.as_deref().unwrap_or("")
+    )
 }

@@ -11,7 +11,7 @@ sources (kcm 8373a241, helm-controller 0f61a860, kustomize-controller 186fb3b2);
 adapter's naming/labels follow the render fixtures (testdata/render/*/output.snap).
 
 Self-checks on every run: each kcm/Flux object is validated against the CRDs in
-testdata/crds (types, required, enums, patterns, lengths, unknown fields), CRD defaults are applied
+crds (types, required, enums, patterns, lengths, unknown fields), CRD defaults are applied
 like the API server does, and each file parses back to the same objects.
 
 Usage: python3 gen.py [OUT]   (default: the directory of this script)

@@ -8,8 +8,8 @@ use kubectl_ksm::diag::{Source, yaml};
 use serde_json::Value;
 
 pub const CRD_DIRS: [&str; 2] = [
-    concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/crds/kcm"),
-    concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/crds/flux"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/crds/kcm"),
+    concat!(env!("CARGO_MANIFEST_DIR"), "/crds/flux"),
 ];
 pub const EXAMPLES_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/objects");
 

@@ -263,7 +263,7 @@ impl FakeApiServer {
     }
 
     /// Loads every CRD YAML file (`*.yaml`, `*.yml`) of a directory, such as
-    /// testdata/crds/flux; other documents in them are ignored. Panics on an unreadable
+    /// crds/flux; other documents in them are ignored. Panics on an unreadable
     /// directory or file.
     pub fn load_crds_dir(&self, dir: impl AsRef<Path>) {
         let dir = dir.as_ref();

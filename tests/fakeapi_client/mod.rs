@@ -134,10 +134,10 @@ pub fn cm(ns: &str, name: &str, labels: Value) -> Value {
 /// The Flux HelmRelease CRD of the testdata.
 pub fn hr_crd_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/crds/flux/helm.toolkit.fluxcd.io_helmreleases.yaml")
+        .join("crds/flux/helm.toolkit.fluxcd.io_helmreleases.yaml")
 }
 
-/// The real Flux HelmRelease CRD (testdata/crds/flux).
+/// The real Flux HelmRelease CRD (crds/flux).
 pub fn helmrelease_crd() -> Value {
     let path = hr_crd_path();
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -17,29 +17,29 @@
 //! - `deployed` is true when every service is Deployed;
 //! - the `ServicesInReadyState` condition with message `<deployed>/<total>`.
 
+mod status;
 pub mod sync;
+
+pub use status::merge_diff;
+use status::{build_status, provider_json, rfc3339, service_status};
 
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, Utc};
-use serde_json::{Map, Value, json};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
 
-use crate::core::render::{self, Outcome, Rendered, ServiceType};
-use crate::core::selector;
+use crate::api::flux::FluxObject;
+use crate::api::kcm::{ServiceSet, ServiceStatus, ServiceTemplate, StateManagementProvider};
+use crate::api::meta::{Object, str_at};
+use crate::api::{kinds, naming, selector};
+use crate::core::render::{self, Outcome, Rendered};
 use crate::core::state::{self, COND_READY, CondStatus, Observed, ServiceState};
 
-/// kcm's ServiceSet finalizer; the adapter owns the ServiceSet's lifecycle as kcm's does.
-pub const FINALIZER: &str = "k0rdent.mirantis.com/service-set";
-/// The field manager of every write.
-pub const FIELD_MANAGER: &str = "kubectl-ksm";
+pub use crate::api::naming::{FIELD_MANAGER, FINALIZER};
 /// kcm's ServiceSet condition that counts the deployed services.
 pub const SERVICES_READY_CONDITION: &str = "ServicesInReadyState";
 /// The per-service condition: a mirror of the Flux object's Ready condition.
 pub const SERVICE_READY_CONDITION: &str = "Ready";
-
-fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
-}
 
 /// What the StateManagementProvider says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -53,8 +53,8 @@ impl Provider {
         match smp {
             None => Provider::default(),
             Some(smp) => Provider {
-                ready: smp.pointer("/status/ready").and_then(Value::as_bool) == Some(true),
-                suspended: smp.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true),
+                ready: StateManagementProvider(smp).ready(),
+                suspended: StateManagementProvider(smp).suspended(),
             },
         }
     }
@@ -69,33 +69,23 @@ impl Provider {
 /// ServiceSet names the provider and its labels match the SMP's selector (a missing selector
 /// matches nothing: kcm refuses such an SMP).
 pub fn serves(provider_name: &str, smp: Option<&Value>, set: &Value) -> bool {
-    if s(set, "/spec/provider/name") != provider_name {
+    if ServiceSet(set).provider_name() != provider_name {
         return false;
     }
     let Some(smp) = smp else { return false };
-    let selector = smp.pointer("/spec/selector").unwrap_or(&Value::Null);
-    let labels = set.pointer("/metadata/labels").unwrap_or(&Value::Null);
-    selector::matches(selector, labels)
+    selector::matches(
+        StateManagementProvider(smp).selector(),
+        Object(set).labels(),
+    )
 }
 
 /// The source of a Flux object as the state mapping wants it (see
 /// [`state::Observed::source`]): `(kind, namespace, name)`. For a `chart.spec` HelmRelease it
 /// is the HelmChart helm-controller generates, `<namespace>-<name>` in the source's namespace.
 pub fn source_ref(flux: &Value) -> Option<(String, String, String)> {
-    let ns = s(flux, "/metadata/namespace");
-    let within = |r: &Value| match s(r, "/namespace") {
-        "" => ns.to_string(),
-        n => n.to_string(),
-    };
-    if let Some(r) = flux.pointer("/spec/chartRef") {
-        return Some((s(r, "/kind").into(), within(r), s(r, "/name").into()));
-    }
-    if let Some(r) = flux.pointer("/spec/chart/spec/sourceRef") {
-        let chart = format!("{ns}-{}", s(flux, "/metadata/name"));
-        return Some(("HelmChart".into(), within(r), chart));
-    }
-    let r = flux.pointer("/spec/sourceRef")?;
-    Some((s(r, "/kind").into(), within(r), s(r, "/name").into()))
+    FluxObject(flux)
+        .source()
+        .map(|r| (r.kind, r.namespace, r.name))
 }
 
 /// Whether the state of a Flux object depends on its source (Ready=False waiting on it): only
@@ -145,6 +135,8 @@ pub struct Delete {
 /// What to do.
 #[derive(Debug, Default)]
 pub struct Plan {
+    /// The ServiceSet is being deleted.
+    pub deleting: bool,
     pub add_finalizer: bool,
     /// Remove the finalizer: the ServiceSet is being deleted and none of its objects remain
     /// in the caller's cache (the caller confirms with a fresh list first).
@@ -165,36 +157,73 @@ pub struct Plan {
 }
 
 fn is_deleting(v: &Value) -> bool {
-    !s(v, "/metadata/deletionTimestamp").is_empty()
+    Object(v).is_deleting()
 }
 
 fn has_finalizer(set: &Value) -> bool {
-    set.pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .is_some_and(|f| f.iter().any(|x| x.as_str() == Some(FINALIZER)))
+    Object(set).has_finalizer(FINALIZER)
 }
 
 /// The ServiceSet controls `obj` (controller ownerReference with its uid).
 pub fn controlled_by(obj: &Value, set: &Value) -> bool {
-    let uid = s(set, "/metadata/uid");
-    !uid.is_empty()
-        && obj
-            .pointer("/metadata/ownerReferences")
-            .and_then(Value::as_array)
-            .is_some_and(|refs| {
-                refs.iter().any(|r| {
-                    r.get("controller").and_then(Value::as_bool) == Some(true)
-                        && s(r, "/uid") == uid
-                })
-            })
+    Object(obj).is_controlled_by(Object(set).uid())
 }
 
 fn key(obj: &Value) -> (&str, &str) {
-    (s(obj, "/kind"), s(obj, "/metadata/name"))
+    (Object(obj).kind(), Object(obj).name())
 }
 
-fn rfc3339(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+/// When to reconcile the ServiceSet again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Only when something it depends on changes.
+    AwaitChange,
+    /// After this long, whatever happens.
+    After(Duration),
+}
+
+/// How long to wait before confirming again that a deleted ServiceSet's objects are gone.
+pub const DELETION_RECHECK: Duration = Duration::from_secs(2);
+
+/// What to do with the finalizer once the plan's writes are done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinalizerRelease {
+    /// The plan does not remove it.
+    Keep,
+    /// Remove it now: nothing of the ServiceSet remains.
+    Remove,
+    /// The API server still lists objects of the ServiceSet (a cache was behind): look again.
+    Recheck(Duration),
+}
+
+impl Plan {
+    /// When to reconcile again once every write of the plan has succeeded: at the earliest
+    /// time-based state transition, at least every `resync` (zero: never), and soon while a
+    /// deletion waits for the objects to go.
+    pub fn next(&self, resync: Duration) -> Next {
+        let mut next = self.requeue_after;
+        if !resync.is_zero() {
+            next = Some(next.map_or(resync, |n| n.min(resync)));
+        }
+        if self.deleting && !self.delete.is_empty() {
+            // The objects' deletion events bring the ServiceSet back; look again regardless.
+            next = Some(DELETION_RECHECK);
+        }
+        next.map_or(Next::AwaitChange, Next::After)
+    }
+
+    /// Whether the finalizer may be removed, given how many objects the ServiceSet controls
+    /// that a fresh list from the API server still shows (the caches the plan was made from
+    /// may lag behind). Never while a write of this reconcile failed.
+    pub fn release_finalizer(&self, writes_failed: bool, remaining: usize) -> FinalizerRelease {
+        if !self.remove_finalizer || writes_failed {
+            FinalizerRelease::Keep
+        } else if remaining > 0 {
+            FinalizerRelease::Recheck(DELETION_RECHECK)
+        } else {
+            FinalizerRelease::Remove
+        }
+    }
 }
 
 /// Decides one reconcile.
@@ -209,18 +238,19 @@ pub fn plan(inputs: &Inputs) -> Plan {
         .collect();
     let previous_services: Vec<&Value> = inputs
         .previous_status
-        .and_then(|st| st.pointer("/services"))
+        .and_then(|st| st.get("services"))
         .and_then(Value::as_array)
         .map(|a| a.iter().collect())
         .unwrap_or_default();
     let previous = |name: &str, ns: &str| {
-        previous_services
-            .iter()
-            .copied()
-            .find(|p| s(p, "/name") == name && s(p, "/namespace") == ns)
+        previous_services.iter().copied().find(|p| {
+            let p = ServiceStatus(p);
+            p.name() == name && p.namespace() == ns
+        })
     };
 
     if is_deleting(set) {
+        plan.deleting = true;
         if !has_finalizer(set) {
             // Not ours to hold: nothing to do.
             plan.status = inputs.previous_status.cloned().unwrap_or(json!({}));
@@ -231,7 +261,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
             .iter()
             .map(|p| {
                 let mut p = (*p).clone();
-                if s(&p, "/state") != ServiceState::Deleting.as_str() {
+                if ServiceStatus(&p).state() != ServiceState::Deleting.as_str() {
                     p["state"] = ServiceState::Deleting.as_str().into();
                     p["lastStateTransitionTime"] = rfc3339(inputs.now).into();
                     if let Some(m) = p.as_object_mut() {
@@ -289,11 +319,11 @@ pub fn plan(inputs: &Inputs) -> Plan {
             ),
             Outcome::Uninstall => {
                 // No object is wanted: the HelmRelease's deletion uninstalls the release.
-                let name = format!("{}-{}", s(set, "/metadata/name"), svc.name);
+                let name = naming::flux_object_name(Object(set).name(), &svc.name);
                 let live = owned
                     .iter()
                     .copied()
-                    .find(|o| s(o, "/kind") == "HelmRelease" && s(o, "/metadata/name") == name);
+                    .find(|o| key(o) == (kinds::HELM_RELEASE.kind, name.as_str()));
                 let st = if live.is_some() {
                     ServiceState::Deleting
                 } else {
@@ -314,7 +344,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
                                 "{kind} {}/{name} exists and is not controlled by this ServiceSet; \
                                  kubectl-ksm does not modify objects it does not own \
                                  (delete it or rename the service)",
-                                s(l, "/metadata/namespace")
+                                Object(l).namespace()
                             )),
                             reason: "not-owned",
                             condition_type: None,
@@ -329,10 +359,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
                             plan.apply.push(desired.clone());
                         }
                         let source = live.and_then(|l| {
-                            inputs
-                                .sources
-                                .iter()
-                                .find(|(n, _)| n == s(l, "/metadata/name"))
+                            inputs.sources.iter().find(|(n, _)| n == Object(l).name())
                         });
                         let observed = Observed {
                             object: live,
@@ -419,256 +446,40 @@ fn outcome_of(st: ServiceState, reason: &'static str) -> state::StateOutcome {
 }
 
 fn delete_of(o: &Value) -> Delete {
+    let o = Object(o);
     Delete {
-        api_version: s(o, "/apiVersion").into(),
-        kind: s(o, "/kind").into(),
-        namespace: s(o, "/metadata/namespace").into(),
-        name: s(o, "/metadata/name").into(),
-        uid: s(o, "/metadata/uid").into(),
+        api_version: o.api_version().into(),
+        kind: o.kind().into(),
+        namespace: o.namespace().into(),
+        name: o.name().into(),
+        uid: o.uid().into(),
     }
-}
-
-fn provider_json(p: Provider) -> Value {
-    // Go's `omitempty` drops false booleans; the object stays.
-    let mut m = Map::new();
-    if p.ready {
-        m.insert("ready".into(), true.into());
-    }
-    if p.suspended {
-        m.insert("suspended".into(), true.into());
-    }
-    Value::Object(m)
 }
 
 /// The version kcm compares with the spec's to release dependents: `version`, then the
 /// template's `spec.version`, then its `helm.chartSpec.version`, then the template name.
 pub fn service_version(set: &Value, svc_name: &str, templates: &[Value]) -> Option<String> {
-    let svc = set
-        .pointer("/spec/services")
-        .and_then(Value::as_array)?
-        .iter()
-        .find(|x| s(x, "/name") == svc_name)?;
-    let v = s(svc, "/version");
-    if !v.is_empty() {
-        return Some(v.into());
+    let set = ServiceSet(set);
+    let svc = set.service(svc_name)?;
+    if !svc.version().is_empty() {
+        return Some(svc.version().into());
     }
-    let ns = match s(set, "/metadata/namespace") {
+    let ns = match set.namespace() {
         "" => "default",
         n => n,
     };
-    let template = s(svc, "/template");
+    let template = svc.template();
     let t = templates
         .iter()
-        .find(|t| s(t, "/metadata/name") == template && s(t, "/metadata/namespace") == ns)?;
-    for p in ["/spec/version", "/spec/helm/chartSpec/version"] {
-        let v = s(t, p);
+        .map(ServiceTemplate)
+        .find(|t| t.name() == template && t.namespace() == ns)?;
+    let chart_version = t.chart_spec().map_or("", |c| str_at(c, "/version"));
+    for v in [t.version(), chart_version] {
         if !v.is_empty() {
             return Some(v.into());
         }
     }
     Some(template.into())
-}
-
-fn service_status(
-    svc: &render::ServiceResult,
-    set: &Value,
-    templates: &[Value],
-    outcome: &state::StateOutcome,
-    object: Option<&Value>,
-    prev: Option<&Value>,
-    now: DateTime<Utc>,
-) -> Value {
-    let state = outcome.state.as_str();
-    let mut m = Map::new();
-    // Transition time: kept unless the state really changed.
-    let since = match prev {
-        Some(p) if s(p, "/state") == state && !s(p, "/lastStateTransitionTime").is_empty() => {
-            s(p, "/lastStateTransitionTime").to_string()
-        }
-        _ => rfc3339(now),
-    };
-    m.insert("lastStateTransitionTime".into(), since.into());
-    // Version: what was last confirmed Deployed.
-    let version = if outcome.state == ServiceState::Deployed {
-        service_version(set, &svc.name, templates)
-    } else {
-        prev.map(|p| s(p, "/version").to_string())
-            .filter(|v| !v.is_empty())
-    };
-    if let Some(v) = version {
-        m.insert("version".into(), v.into());
-    }
-    let ty = match svc.service_type {
-        Some(ServiceType::Helm) => "Helm",
-        Some(ServiceType::Kustomize) => "Kustomize",
-        Some(ServiceType::Resource) => "Resource",
-        // The type is required by the CRD; without a template, keep what was known, else
-        // Helm (kcm's default service kind).
-        None => prev
-            .map(|p| s(p, "/type"))
-            .filter(|t| matches!(*t, "Helm" | "Kustomize" | "Resource"))
-            .unwrap_or("Helm"),
-    };
-    m.insert("type".into(), ty.into());
-    m.insert("name".into(), svc.name.clone().into());
-    m.insert("namespace".into(), svc.namespace.clone().into());
-    m.insert("template".into(), svc.template.clone().into());
-    m.insert("state".into(), state.into());
-    if let Some(msg) = &outcome.failure_message {
-        m.insert("failureMessage".into(), msg.clone().into());
-    }
-    if let Some(c) = object.and_then(|o| mirror_ready(o, prev, set, now)) {
-        m.insert("conditions".into(), json!([c]));
-    }
-    Value::Object(m)
-}
-
-/// The Flux object's Ready condition, as the service's `Ready` condition.
-fn mirror_ready(
-    obj: &Value,
-    prev: Option<&Value>,
-    set: &Value,
-    now: DateTime<Utc>,
-) -> Option<Value> {
-    let c = state::condition(obj, COND_READY)?;
-    let status = match c.status {
-        CondStatus::True => "True",
-        CondStatus::False => "False",
-        CondStatus::Unknown => "Unknown",
-    };
-    let reason = if valid_reason(c.reason) {
-        c.reason.to_string()
-    } else {
-        "Unknown".to_string()
-    };
-    let message: String = c.message.chars().take(32768).collect();
-    let prev_cond = prev
-        .and_then(|p| p.pointer("/conditions"))
-        .and_then(Value::as_array)
-        .and_then(|a| a.iter().find(|x| s(x, "/type") == SERVICE_READY_CONDITION));
-    let since = match prev_cond {
-        Some(p)
-            if s(p, "/status") == status
-                && s(p, "/reason") == reason
-                && s(p, "/message") == message =>
-        {
-            s(p, "/lastTransitionTime").to_string()
-        }
-        _ => c
-            .last_transition_time
-            .map(rfc3339)
-            .unwrap_or_else(|| rfc3339(now)),
-    };
-    let mut cond = json!({
-        "type": SERVICE_READY_CONDITION,
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": since,
-    });
-    if let Some(g) = set.pointer("/metadata/generation").and_then(Value::as_i64) {
-        cond["observedGeneration"] = g.into();
-    }
-    Some(cond)
-}
-
-/// metav1.Condition's reason pattern.
-fn valid_reason(r: &str) -> bool {
-    let b = r.as_bytes();
-    !b.is_empty()
-        && b.len() <= 1024
-        && b[0].is_ascii_alphabetic()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b',' | b':'))
-        && !matches!(b[b.len() - 1], b',' | b':')
-}
-
-fn build_status(set: &Value, services: Vec<Value>, inputs: &Inputs) -> Value {
-    let total = services.len();
-    let deployed = services
-        .iter()
-        .filter(|x| s(x, "/state") == ServiceState::Deployed.as_str())
-        .count();
-    let mut st = Map::new();
-    // kcm's reference to the target cluster (self-management has no ClusterDeployment).
-    let self_managed = set
-        .pointer("/spec/provider/selfManagement")
-        .and_then(Value::as_bool)
-        == Some(true);
-    let cluster = s(set, "/spec/cluster");
-    if !self_managed && !cluster.is_empty() {
-        st.insert(
-            "cluster".into(),
-            json!({"apiVersion": render::KCM_API_VERSION, "kind": "ClusterDeployment",
-                "name": cluster, "namespace": s(set, "/metadata/namespace")}),
-        );
-    }
-    // Conditions: ours replaced, others' kept.
-    let mut conditions: Vec<Value> = inputs
-        .previous_status
-        .and_then(|p| p.pointer("/conditions"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let status = if deployed == total { "True" } else { "False" };
-    let message = format!("{deployed}/{total}");
-    let mut cond = json!({
-        "type": SERVICES_READY_CONDITION,
-        "status": status,
-        "reason": SERVICES_READY_CONDITION,
-        "message": message,
-        "lastTransitionTime": rfc3339(inputs.now),
-    });
-    if let Some(g) = set.pointer("/metadata/generation").and_then(Value::as_i64) {
-        cond["observedGeneration"] = g.into();
-    }
-    match conditions
-        .iter_mut()
-        .find(|c| s(c, "/type") == SERVICES_READY_CONDITION)
-    {
-        Some(old) => {
-            if s(old, "/status") == status && s(old, "/message") == message {
-                cond["lastTransitionTime"] = old["lastTransitionTime"].clone();
-            }
-            *old = cond;
-        }
-        None => conditions.push(cond),
-    }
-    st.insert("conditions".into(), Value::Array(conditions));
-    if !services.is_empty() {
-        st.insert("services".into(), Value::Array(services));
-    }
-    st.insert("deployed".into(), (deployed == total).into());
-    st.insert("provider".into(), provider_json(inputs.provider));
-    Value::Object(st)
-}
-
-/// The JSON merge patch (RFC 7386) that turns `old` into `new`: changed keys, `null` for
-/// removed ones, arrays whole.
-pub fn merge_diff(old: &Value, new: &Value) -> Value {
-    match (old, new) {
-        (Value::Object(o), Value::Object(n)) => {
-            let mut patch = Map::new();
-            for (k, nv) in n {
-                match o.get(k) {
-                    Some(ov) if ov == nv => {}
-                    Some(ov @ Value::Object(_)) if nv.is_object() => {
-                        patch.insert(k.clone(), merge_diff(ov, nv));
-                    }
-                    _ => {
-                        patch.insert(k.clone(), nv.clone());
-                    }
-                }
-            }
-            for k in o.keys() {
-                if !n.contains_key(k) {
-                    patch.insert(k.clone(), Value::Null);
-                }
-            }
-            Value::Object(patch)
-        }
-        _ => new.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -91,7 +91,7 @@ fn collect(v: &Value, path: Vec<String>, out: &mut Paths) {
 /// The paths `manager` owns by apply, from `metadata.managedFields`; None when it has no
 /// entry. List items (`k:`, `v:`, `i:` keys) are folded into their list.
 fn owned_paths(live: &Value, manager: &str) -> Option<Paths> {
-    let entries = live.pointer("/metadata/managedFields")?.as_array()?;
+    let entries = live.get("metadata")?.get("managedFields")?.as_array()?;
     let entry = entries.iter().find(|e| {
         e.get("manager").and_then(Value::as_str) == Some(manager)
             && e.get("operation").and_then(Value::as_str) == Some("Apply")

@@ -1,4 +1,5 @@
 use super::*;
+use crate::api::meta::str_at as s;
 use crate::core::objects;
 use chrono::TimeZone;
 
@@ -307,4 +308,67 @@ fn merge_diff_nulls_removed_keys_and_replaces_arrays() {
         merge_diff(&old, &new),
         json!({"b": {"c": 2, "d": null}, "l": [1], "gone": null})
     );
+}
+
+mod decisions {
+    use super::super::{FinalizerRelease, Next, Plan};
+    use std::time::Duration;
+
+    #[test]
+    fn requeue_is_the_earliest_of_transition_and_resync() {
+        let mut p = Plan::default();
+        assert_eq!(p.next(Duration::ZERO), Next::AwaitChange);
+        assert_eq!(
+            p.next(Duration::from_secs(60)),
+            Next::After(Duration::from_secs(60))
+        );
+        p.requeue_after = Some(Duration::from_secs(5));
+        assert_eq!(
+            p.next(Duration::from_secs(60)),
+            Next::After(Duration::from_secs(5))
+        );
+        assert_eq!(p.next(Duration::ZERO), Next::After(Duration::from_secs(5)));
+        p.requeue_after = Some(Duration::from_secs(600));
+        assert_eq!(
+            p.next(Duration::from_secs(60)),
+            Next::After(Duration::from_secs(60))
+        );
+    }
+
+    #[test]
+    fn a_deletion_with_objects_to_delete_looks_again_soon() {
+        let mut p = Plan {
+            deleting: true,
+            ..Plan::default()
+        };
+        assert_eq!(p.next(Duration::ZERO), Next::AwaitChange);
+        p.delete.push(super::super::Delete {
+            api_version: "helm.toolkit.fluxcd.io/v2".into(),
+            kind: "HelmRelease".into(),
+            namespace: "n".into(),
+            name: "x".into(),
+            uid: "u".into(),
+        });
+        assert_eq!(
+            p.next(Duration::from_secs(600)),
+            Next::After(Duration::from_secs(2))
+        );
+    }
+
+    #[test]
+    fn the_finalizer_goes_only_when_wanted_nothing_failed_and_nothing_remains() {
+        let keep = Plan::default();
+        assert_eq!(keep.release_finalizer(false, 0), FinalizerRelease::Keep);
+        let go = Plan {
+            deleting: true,
+            remove_finalizer: true,
+            ..Plan::default()
+        };
+        assert_eq!(go.release_finalizer(false, 0), FinalizerRelease::Remove);
+        assert_eq!(go.release_finalizer(true, 0), FinalizerRelease::Keep);
+        assert_eq!(
+            go.release_finalizer(false, 1),
+            FinalizerRelease::Recheck(Duration::from_secs(2))
+        );
+    }
 }

@@ -18,22 +18,10 @@ use crate::core::cel;
 use crate::core::objects::{self, LoadedObject};
 use crate::core::schema::PathSeg;
 use crate::diag::yaml::{self, Node};
-use crate::diag::{Diagnostic, Severity, Source};
+use crate::diag::{Diagnostic, Source};
 
-/// A lint check's identity and documentation.
-#[derive(Debug)]
-pub struct RuleInfo {
-    /// Stable code, e.g. `KSM204`.
-    pub code: &'static str,
-    /// Kebab-case name.
-    pub name: &'static str,
-    /// Default severity.
-    pub severity: Severity,
-    /// One line.
-    pub title: &'static str,
-    /// Markdown: what it finds, why it matters, an example, the fix.
-    pub docs: &'static str,
-}
+/// A lint check's identity and documentation: an entry of the code registry.
+pub use crate::diag::CodeInfo as RuleInfo;
 
 /// Every check, in code order (loading problems first).
 pub fn all_rules() -> &'static [&'static RuleInfo] {
@@ -58,7 +46,7 @@ pub enum Target {
     MultiClusterService,
 }
 
-pub const KCM_GROUP: &str = "k0rdent.mirantis.com";
+pub use crate::api::kinds::KCM_GROUP;
 
 impl Target {
     pub fn of(json: &Value) -> Option<Target> {

@@ -9,7 +9,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Problem, SetContext, codes, kube_config, s};
+use super::{Problem, SetContext, codes, kube_config};
+use crate::api::duration::is_flux_duration;
+use crate::api::kcm::{Service, ServiceTemplate, ServiceType};
+use crate::api::kinds;
+use crate::api::meta::str_at;
 use crate::diag::source::Source;
 use crate::diag::yaml;
 use crate::diag::{Diagnostic, Severity};
@@ -23,11 +27,8 @@ pub(super) fn helm_release(
     label: &str,
 ) -> Result<Value, Vec<Problem>> {
     let mut problems = Vec::new();
-    let name = s(svc, "/name");
-    let namespace = {
-        let ns = s(svc, "/namespace");
-        if ns.is_empty() { "default" } else { ns }
-    };
+    let name = Service(svc).name();
+    let namespace = Service(svc).namespace();
     if name.len() > 53 {
         problems.push(
             Problem::new(
@@ -98,7 +99,7 @@ pub(super) fn helm_release(
         spec.insert("valuesFrom".into(), vf);
     }
     let mut obj = Map::new();
-    obj.insert("apiVersion".into(), super::HELMRELEASE_API_VERSION.into());
+    obj.insert("apiVersion".into(), kinds::HELM_RELEASE.api_version.into());
     obj.insert("kind".into(), "HelmRelease".into());
     obj.insert("metadata".into(), Value::Object(metadata));
     obj.insert("spec".into(), Value::Object(spec));
@@ -107,15 +108,12 @@ pub(super) fn helm_release(
 
 /// `("chartRef", {...})` or `("chart", {"spec": {...}})` for the template.
 fn chart_source(template: &Value) -> Result<(&'static str, Value), Problem> {
-    let t_name = s(template, "/metadata/name");
-    let t_ns = s(template, "/metadata/namespace");
-    let helm = template.pointer("/spec/helm").unwrap_or(&Value::Null);
+    let t = ServiceTemplate(template);
+    let (t_name, t_ns) = (t.name(), t.namespace());
+    let helm = t.source_spec(ServiceType::Helm);
     if helm.get("chartSpec").is_some() || helm.get("chartRef").is_some() {
         // kcm reconciles both into a HelmChart and records it in status.chartRef.
-        let Some(r) = template
-            .pointer("/status/chartRef")
-            .filter(|r| r.is_object())
-        else {
+        let Some(r) = t.status_chart_ref() else {
             return Err(Problem::new(
                 codes::TEMPLATE_INVALID,
                 format!(
@@ -123,11 +121,11 @@ fn chart_source(template: &Value) -> Result<(&'static str, Value), Problem> {
                 ),
             ));
         };
-        let ns = non_empty(s(r, "/namespace")).unwrap_or(t_ns);
-        let kind = non_empty(s(r, "/kind")).unwrap_or("HelmChart");
+        let ns = non_empty(str_at(r, "/namespace")).unwrap_or(t_ns);
+        let kind = non_empty(str_at(r, "/kind")).unwrap_or("HelmChart");
         return Ok((
             "chartRef",
-            json!({"kind": kind, "name": s(r, "/name"), "namespace": ns}),
+            json!({"kind": kind, "name": str_at(r, "/name"), "namespace": ns}),
         ));
     }
     let Some(source) = helm.get("chartSource") else {
@@ -145,7 +143,7 @@ fn chart_source(template: &Value) -> Result<(&'static str, Value), Problem> {
             json!({"kind": kind, "name": name, "namespace": ns}),
         )),
         "GitRepository" | "Bucket" => {
-            let path = s(source, "/path");
+            let path = str_at(source, "/path");
             if path.is_empty() {
                 return Err(Problem::new(
                     codes::TEMPLATE_INVALID,
@@ -176,13 +174,13 @@ pub(super) fn source_ref(
     template: &Value,
     source: &Value,
 ) -> Result<(String, String, String), Problem> {
-    let t_name = s(template, "/metadata/name");
-    let t_ns = s(template, "/metadata/namespace");
+    let t_name = str_at(template, "/metadata/name");
+    let t_ns = str_at(template, "/metadata/namespace");
     if let Some(local) = source.get("localSourceRef") {
-        let ns = non_empty(s(local, "/namespace")).unwrap_or(t_ns);
+        let ns = non_empty(str_at(local, "/namespace")).unwrap_or(t_ns);
         return Ok((
-            s(local, "/kind").into(),
-            s(local, "/name").into(),
+            str_at(local, "/kind").into(),
+            str_at(local, "/name").into(),
             ns.into(),
         ));
     }
@@ -190,13 +188,14 @@ pub(super) fn source_ref(
         // kcm creates the source named like the template, in its namespace, and records it in
         // status.sourceStatus once it exists.
         if let Some(st) = template
-            .pointer("/status/sourceStatus")
+            .get("status")
+            .and_then(|s| s.get("sourceStatus"))
             .filter(|v| v.is_object())
         {
             return Ok((
-                s(st, "/kind").into(),
-                s(st, "/name").into(),
-                non_empty(s(st, "/namespace")).unwrap_or(t_ns).into(),
+                str_at(st, "/kind").into(),
+                str_at(st, "/name").into(),
+                non_empty(str_at(st, "/namespace")).unwrap_or(t_ns).into(),
             ));
         }
         let kind = if remote.get("git").is_some() {
@@ -233,7 +232,7 @@ fn parse_values(
     diags: &mut Vec<Diagnostic>,
     label: &str,
 ) -> Result<Option<Value>, Problem> {
-    let text = s(svc, "/values");
+    let text = str_at(svc, "/values");
     if text.trim().is_empty() {
         return Ok(None);
     }
@@ -307,7 +306,7 @@ fn values_from(svc: &Value) -> Option<Value> {
     Some(Value::Array(
         items
             .iter()
-            .map(|v| json!({"kind": s(v, "/kind"), "name": s(v, "/name")}))
+            .map(|v| json!({"kind": str_at(v, "/kind"), "name": str_at(v, "/name")}))
             .collect(),
     ))
 }
@@ -316,8 +315,8 @@ fn values_from(svc: &Value) -> Option<Value> {
 /// wins (an explicit false too), `labels` merge key by key, and installOptions,
 /// upgradeOptions, uninstallOptions are replaced whole (kcm's mergeHelmOptions).
 fn merged_options(template: &Value, svc: &Value) -> Map<String, Value> {
-    let mut merged = template
-        .pointer("/spec/helmOptions")
+    let mut merged = ServiceTemplate(template)
+        .helm_options()
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
@@ -371,7 +370,7 @@ fn map_options(
 
     let timeout = match get("timeout") {
         None => None,
-        Some(Value::String(t)) if super::provider::is_flux_duration(t) => Some(t.clone()),
+        Some(Value::String(t)) if is_flux_duration(t) => Some(t.clone()),
         Some(t) => {
             problems.push(Problem::new(
                 codes::HELM_OPTION_INVALID,

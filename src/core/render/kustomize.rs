@@ -8,7 +8,11 @@
 use serde_json::{Map, Value};
 
 use super::helm::source_ref;
-use super::{Problem, ServiceType, SetContext, codes, kube_config, s};
+use super::{Problem, ServiceType, SetContext, codes, kube_config};
+use crate::api::flux::KUSTOMIZATION_SOURCES;
+use crate::api::kcm::{Service, ServiceTemplate};
+use crate::api::kinds;
+use crate::api::meta::str_at;
 use crate::diag::{Diagnostic, Severity};
 
 pub(super) fn kustomization(
@@ -20,28 +24,21 @@ pub(super) fn kustomization(
     diags: &mut Vec<Diagnostic>,
     label: &str,
 ) -> Result<Value, Vec<Problem>> {
-    let field = if service_type == ServiceType::Kustomize {
-        "kustomize"
-    } else {
-        "resources"
-    };
-    let source = template
-        .pointer(&format!("/spec/{field}"))
-        .unwrap_or(&Value::Null);
+    let source = ServiceTemplate(template).source_spec(service_type);
     let (kind, name, namespace) = source_ref(template, source).map_err(|p| vec![p])?;
-    if !matches!(kind.as_str(), "GitRepository" | "Bucket" | "OCIRepository") {
+    if !KUSTOMIZATION_SOURCES.iter().any(|k| k.kind == kind) {
         return Err(vec![Problem::new(
             codes::SOURCE_UNSUPPORTED,
             format!(
                 "ServiceTemplate {}/{}: a Flux Kustomization cannot use a {kind} as its source (sourceRef kinds: GitRepository, Bucket, OCIRepository)",
-                s(template, "/metadata/namespace"),
-                s(template, "/metadata/name")
+                str_at(template, "/metadata/namespace"),
+                str_at(template, "/metadata/name")
             ),
         )
         .help("store the manifests in a GitRepository, Bucket or OCIRepository (e.g. `flux push artifact`) and reference it")]);
     }
     for (what, set) in [
-        ("values", !s(svc, "/values").trim().is_empty()),
+        ("values", !str_at(svc, "/values").trim().is_empty()),
         (
             "valuesFrom",
             svc.get("valuesFrom")
@@ -61,17 +58,14 @@ pub(super) fn kustomization(
             ));
         }
     }
-    let local = s(source, "/deploymentType") == "Local";
-    let svc_namespace = {
-        let ns = s(svc, "/namespace");
-        if ns.is_empty() { "default" } else { ns }
-    };
+    let local = str_at(source, "/deploymentType") == "Local";
+    let svc_namespace = Service(svc).namespace();
     let mut spec = Map::new();
     spec.insert("interval".into(), ctx.config.interval.clone().into());
     spec.insert("timeout".into(), ctx.config.timeout.clone().into());
     spec.insert("prune".into(), ctx.config.prune.into());
     spec.insert("wait".into(), ctx.config.wait.into());
-    let path = s(source, "/path");
+    let path = str_at(source, "/path");
     if !path.is_empty() {
         spec.insert("path".into(), path.into());
     }
@@ -95,7 +89,7 @@ pub(super) fn kustomization(
         spec.insert("suspend".into(), true.into());
     }
     let mut obj = Map::new();
-    obj.insert("apiVersion".into(), super::KUSTOMIZATION_API_VERSION.into());
+    obj.insert("apiVersion".into(), kinds::KUSTOMIZATION.api_version.into());
     obj.insert("kind".into(), "Kustomization".into());
     obj.insert("metadata".into(), Value::Object(metadata));
     obj.insert("spec".into(), Value::Object(spec));

@@ -4,6 +4,9 @@
 
 use serde_json::Value;
 
+use crate::api::duration::is_flux_duration;
+use crate::api::names::is_dns1123_label;
+
 /// Keys the adapter understands, with what they do (for the error that lists them).
 pub const KEYS: &[(&str, &str)] = &[
     (
@@ -127,96 +130,6 @@ pub fn parse(config: Option<&Value>) -> Result<ProviderConfig, Vec<String>> {
     }
 }
 
-/// Flux's duration grammar, as the HelmRelease and Kustomization CRDs validate it:
-/// `^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$` (stricter than Go's time.ParseDuration: no sign, no
-/// `ns`/`us`, no bare `0`).
-pub fn is_flux_duration(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.is_empty() {
-        return false;
-    }
-    let mut i = 0;
-    while i < b.len() {
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            return false;
-        }
-        if i < b.len() && b[i] == b'.' {
-            i += 1;
-            let frac = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            if i == frac {
-                return false;
-            }
-        }
-        if b[i..].starts_with(b"ms") {
-            i += 2;
-        } else if i < b.len() && matches!(b[i], b's' | b'm' | b'h') {
-            i += 1;
-        } else {
-            return false;
-        }
-    }
-    true
-}
-
-/// Parses a duration in Flux's grammar (`30s`, `5m`, `1h30m`, `1.5h`, `300ms`).
-pub fn parse_duration(s: &str) -> Option<std::time::Duration> {
-    if !is_flux_duration(s) {
-        return None;
-    }
-    let mut total = 0f64;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let n = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(rest.len());
-        let value: f64 = rest[..n].parse().ok()?;
-        rest = &rest[n..];
-        let (unit, len) = if rest.starts_with("ms") {
-            (0.001, 2)
-        } else {
-            match rest.as_bytes().first()? {
-                b's' => (1.0, 1),
-                b'm' => (60.0, 1),
-                b'h' => (3600.0, 1),
-                _ => return None,
-            }
-        };
-        total += value * unit;
-        rest = &rest[len..];
-    }
-    Some(std::time::Duration::from_secs_f64(total))
-}
-
-/// A DNS-1123 label: lowercase alphanumerics and `-`, starting and ending alphanumeric, ≤ 63.
-pub fn is_dns1123_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
-/// A DNS-1123 subdomain: labels joined by `.`, ≤ 253 (Kubernetes object names).
-pub fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|l| {
-            !l.is_empty()
-                && l.bytes()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-        })
-}
-
 fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -232,28 +145,6 @@ fn json_type(v: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn flux_durations() {
-        for ok in ["5m", "1h30m", "300ms", "1.5h", "5m0s", "10s", "0s"] {
-            assert!(is_flux_duration(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "5",
-            "-5m",
-            "+5m",
-            "5 minutes",
-            ".5s",
-            "5ns",
-            "5us",
-            "1d",
-            "5m ",
-            "m",
-        ] {
-            assert!(!is_flux_duration(bad), "{bad}");
-        }
-    }
 
     #[test]
     fn defaults_and_valid_config() {
@@ -284,31 +175,5 @@ mod tests {
             "spec.provider.config.retries: unknown key; valid keys: interval, timeout, prune, wait, suspend, targetNamespace, priority"
         );
         assert!(parse(Some(&json!("x"))).is_err());
-    }
-
-    #[test]
-    fn parses_durations() {
-        assert_eq!(
-            parse_duration("1h30m"),
-            Some(std::time::Duration::from_secs(5400))
-        );
-        assert_eq!(
-            parse_duration("300ms"),
-            Some(std::time::Duration::from_millis(300))
-        );
-        assert_eq!(
-            parse_duration("1.5h"),
-            Some(std::time::Duration::from_secs(5400))
-        );
-        assert_eq!(parse_duration("5 minutes"), None);
-    }
-
-    #[test]
-    fn names() {
-        assert!(is_dns1123_label("dev-cluster-ingress"));
-        assert!(!is_dns1123_label("Dev"));
-        assert!(!is_dns1123_label(&"a".repeat(64)));
-        assert!(is_dns1123_subdomain("a.b-c"));
-        assert!(!is_dns1123_subdomain("a..b"));
     }
 }

@@ -4,6 +4,9 @@
 //! are ignored, as the API server strips them; a few supported but exotic ones
 //! (isbn, creditcard, ssn, rgbcolor, bsonobjectid) are accepted without checks.
 
+use crate::api::duration::parse_go;
+use crate::api::names::{is_dns1123_label, is_dns1123_subdomain};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Format {
     DateTime,
@@ -186,7 +189,7 @@ pub(super) fn is_date_time(s: &str) -> bool {
 
 /// Go `time.ParseDuration`, or the kube-openapi fallback (`\d+\s*unit`).
 fn is_duration(s: &str) -> bool {
-    if is_go_duration(s) {
+    if parse_go(s).is_ok() {
         return true;
     }
     // fallback: at least one `<digits><spaces><letters>` with a known unit prefix
@@ -221,41 +224,6 @@ fn is_duration(s: &str) -> bool {
         }
     }
     false
-}
-
-fn is_go_duration(s: &str) -> bool {
-    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if s == "0" {
-        return true;
-    }
-    if s.is_empty() {
-        return false;
-    }
-    let mut rest = s;
-    while !rest.is_empty() {
-        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let mut r = &rest[int_len..];
-        let mut frac_len = 0;
-        if let Some(after) = r.strip_prefix('.') {
-            frac_len = after.bytes().take_while(u8::is_ascii_digit).count();
-            r = &after[frac_len..];
-        }
-        if int_len == 0 && frac_len == 0 {
-            return false;
-        }
-        let unit_len = r
-            .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map_or(r.len(), |(i, _)| i);
-        if !matches!(
-            &r[..unit_len],
-            "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h"
-        ) {
-            return false;
-        }
-        rest = &r[unit_len..];
-    }
-    true
 }
 
 fn is_uuid(s: &str, version: Option<u8>) -> bool {
@@ -387,36 +355,6 @@ fn is_hex_color(s: &str) -> bool {
     matches!(h.len(), 3 | 6) && h.bytes().all(|c| c.is_ascii_hexdigit())
 }
 
-/// RFC 1123 label, lower case: `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63.
-pub(super) fn is_dns1123_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
-/// RFC 1123 subdomain, lower case, at most 253.
-pub(super) fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|l| {
-            let b = l.as_bytes();
-            !b.is_empty()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-                && b[0] != b'-'
-                && b[b.len() - 1] != b'-'
-        })
-}
-
-/// RFC 1035 label: `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63.
-pub(super) fn is_dns1035_label(s: &str) -> bool {
-    is_dns1123_label(s) && s.as_bytes()[0].is_ascii_lowercase()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,11 +395,6 @@ mod tests {
         assert!(is_mac("00:1a:2b:3c:4d:5e"));
         assert!(is_base64("aGVsbG8="));
         assert!(!is_base64("aGVsbG8"));
-        assert!(is_dns1123_label("my-name"));
-        assert!(!is_dns1123_label("My-name"));
-        assert!(is_dns1123_subdomain("a.b-c.d"));
-        assert!(is_dns1035_label("servicetemplate"));
-        assert!(!is_dns1035_label("1abc"));
         assert!(Format::from_name("int32").is_none());
         assert_eq!(Format::from_name("date-time"), Some(Format::DateTime));
     }

@@ -6,80 +6,14 @@
 
 use serde_json::Value;
 
-use super::formats::{is_date_time, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain};
+use super::formats::is_date_time;
 use super::walk::{Seg, Walker, json_type, quote, render_value};
 use super::{PathSeg, ViolationKind};
+use crate::api::names::{
+    is_dns1035_label, is_dns1123_label, label_value_errors, qualified_name_errors,
+};
 
-const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
-
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-}
-
-/// `validation.IsQualifiedName`: errors, empty if valid.
-fn qualified_name_errors(key: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let name = match key.split('/').collect::<Vec<_>>().as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else if !is_dns1123_subdomain(prefix) {
-                errs.push(
-                    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                .to_string(),
-                );
-            }
-            name
-        }
-        _ => {
-            errs.push(format!(
-                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '{QUALIFIED_NAME_FMT}') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-            ));
-            return errs;
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        errs.push("name part must be no more than 63 bytes".to_string());
-    } else if !is_qualified_name_part(name) {
-        errs.push(format!(
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '{QUALIFIED_NAME_FMT}')"
-        ));
-    }
-    errs
-}
-
-fn label_value_errors(v: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if v.is_empty() {
-        return errs;
-    }
-    if v.len() > 63 {
-        errs.push("must be no more than 63 bytes".to_string());
-    }
-    let b = v.as_bytes();
-    let chars_ok = b
-        .iter()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric();
-    if !chars_ok {
-        errs.push(format!(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '{LABEL_VALUE_FMT}')"
-        ));
-    }
-    errs
-}
 
 /// `path.IsValidPathSegmentName` (names of custom resources).
 fn path_segment_errors(name: &str, prefix: bool) -> Vec<String> {

@@ -20,6 +20,7 @@
 mod formats;
 mod meta;
 mod node;
+mod values;
 mod walk;
 
 #[cfg(test)]
@@ -27,6 +28,7 @@ mod tests;
 
 use std::fmt;
 
+use crate::api::meta::opt_str_at;
 use serde_json::Value;
 
 use node::Node;
@@ -252,14 +254,6 @@ impl Schema {
     }
 }
 
-fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    let mut cur = v;
-    for p in path {
-        cur = cur.get(p)?;
-    }
-    cur.as_str()
-}
-
 impl Crd {
     /// Parses a `CustomResourceDefinition` (apiextensions.k8s.io/v1, or the
     /// legacy v1beta1 top-level `spec.validation`).
@@ -271,10 +265,10 @@ impl Crd {
         let spec = crd
             .get("spec")
             .ok_or("CustomResourceDefinition has no spec")?;
-        let group = str_at(spec, &["group"]).ok_or("spec.group missing")?;
-        let names_kind = str_at(spec, &["names", "kind"]).ok_or("spec.names.kind missing")?;
-        let plural = str_at(spec, &["names", "plural"]).unwrap_or("");
-        let scope = str_at(spec, &["scope"]).unwrap_or("Namespaced");
+        let group = opt_str_at(spec, "/group").ok_or("spec.group missing")?;
+        let names_kind = opt_str_at(spec, "/names/kind").ok_or("spec.names.kind missing")?;
+        let plural = opt_str_at(spec, "/names/plural").unwrap_or("");
+        let scope = opt_str_at(spec, "/scope").unwrap_or("Namespaced");
         let legacy = spec
             .get("validation")
             .and_then(|v| v.get("openAPIV3Schema"));
@@ -286,7 +280,7 @@ impl Crd {
         let mut cx = node::CompileCx::default();
         for (i, v) in versions_json.iter().enumerate() {
             let name =
-                str_at(v, &["name"]).ok_or_else(|| format!("spec.versions[{i}].name missing"))?;
+                opt_str_at(v, "/name").ok_or_else(|| format!("spec.versions[{i}].name missing"))?;
             let served = v.get("served").and_then(Value::as_bool).unwrap_or(false);
             let storage = v.get("storage").and_then(Value::as_bool).unwrap_or(false);
             let schema_json = v
@@ -313,7 +307,7 @@ impl Crd {
         }
         if versions.is_empty() {
             // legacy single-version form
-            if let Some(version) = str_at(spec, &["version"]) {
+            if let Some(version) = opt_str_at(spec, "/version") {
                 let schema = match legacy {
                     Some(s) => Schema::compile_in(&mut cx, s)?,
                     None => Schema::preserve_unknown(),

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::api::names::is_dns1123_label;
 use crate::core::crds;
 use crate::core::lint::{Context, RuleInfo, key};
 use crate::core::schema::PathSeg;
@@ -35,34 +36,8 @@ Use the plural resource name, as `kubectl api-resources` prints it (`helmrelease
 ",
 };
 
-/// (group, kind, plural) of CRDs kcm SMPs commonly name, beyond the embedded kcm and Flux ones.
-const KNOWN: &[(&str, &str, &str)] = &[
-    ("config.projectsveltos.io", "Profile", "profiles"),
-    (
-        "config.projectsveltos.io",
-        "ClusterProfile",
-        "clusterprofiles",
-    ),
-    (
-        "config.projectsveltos.io",
-        "ClusterSummary",
-        "clustersummaries",
-    ),
-    (
-        "config.projectsveltos.io",
-        "ClusterConfiguration",
-        "clusterconfigurations",
-    ),
-    (
-        "config.projectsveltos.io",
-        "ClusterReport",
-        "clusterreports",
-    ),
-    ("argoproj.io", "Application", "applications"),
-    ("argoproj.io", "ApplicationSet", "applicationsets"),
-    ("argoproj.io", "AppProject", "appprojects"),
-];
-
+/// The plural of a kind (or resource) of a group: the embedded kcm and Flux CRDs, then the
+/// CRDs of other add-on controllers SMPs commonly name ([`crate::api::kinds::ADDON_CRDS`]).
 fn plural_for(group: &str, name: &str) -> Option<String> {
     let lower = name.to_ascii_lowercase();
     for kind in crds::kinds() {
@@ -71,25 +46,14 @@ fn plural_for(group: &str, name: &str) -> Option<String> {
             return Some(crd.plural.clone());
         }
     }
-    KNOWN
+    crate::api::kinds::ADDON_CRDS
         .iter()
-        .find(|(g, k, p)| *g == group && (k.to_ascii_lowercase() == lower || *p == lower))
-        .map(|(_, _, p)| p.to_string())
-}
-
-fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
+        .find(|k| k.group == group && (k.kind.to_ascii_lowercase() == lower || k.plural == lower))
+        .map(|k| k.plural.to_string())
 }
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    let Some(Value::Array(items)) = ctx.json().pointer("/spec/provisionerCRDs") else {
-        return;
-    };
+    let items = crate::api::meta::items_at(ctx.json(), "/spec/provisionerCRDs");
     for (i, item) in items.iter().enumerate() {
         let group = item.get("group").and_then(Value::as_str).unwrap_or("");
         let Some(Value::Array(resources)) = item.get("resources") else {
@@ -105,7 +69,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 PathSeg::Index(j),
             ];
             let plural = plural_for(group, name);
-            let message = if !is_dns_label(name) {
+            let message = if !is_dns1123_label(name) {
                 Some(format!(
                     "resource {name:?} is not a lowercase resource name: kcm looks for the CRD {name}.{group}, which cannot exist"
                 ))

@@ -39,30 +39,7 @@ cluster-scoped kind.
 
 /// Scope of the kinds kcm references most; None for kinds we cannot know offline.
 fn namespaced(api_version: &str, kind: &str) -> Option<bool> {
-    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-    match (group, kind) {
-        ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet")
-        | ("", "Pod" | "Service" | "ConfigMap" | "Secret" | "ServiceAccount" | "Endpoints")
-        | ("batch", "Job" | "CronJob")
-        | ("helm.toolkit.fluxcd.io", "HelmRelease")
-        | ("kustomize.toolkit.fluxcd.io", "Kustomization")
-        | (
-            "source.toolkit.fluxcd.io",
-            "GitRepository" | "HelmRepository" | "HelmChart" | "OCIRepository" | "Bucket"
-            | "ExternalArtifact",
-        ) => Some(true),
-        ("", "Namespace" | "Node" | "PersistentVolume")
-        | ("apiextensions.k8s.io", "CustomResourceDefinition")
-        | ("rbac.authorization.k8s.io", "ClusterRole" | "ClusterRoleBinding")
-        | (
-            "admissionregistration.k8s.io",
-            "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
-        )
-        | ("k0rdent.mirantis.com", "StateManagementProvider" | "Management" | "Release") => {
-            Some(false)
-        }
-        _ => None,
-    }
+    crate::api::kinds::known_scope(api_version, kind)
 }
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {

@@ -62,6 +62,15 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::api::duration::format_coarse;
+use crate::api::meta::Object;
+
+mod conditions;
+mod reasons;
+
+pub use conditions::*;
+pub use reasons::*;
+
 /// The state of one service in ServiceSet `status.services[]`, with kcm's strings
 /// (k0rdent/kcm api/v1beta1 serviceset_types.go; `ServiceStateNotDeployed` is "Pending").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -92,374 +101,6 @@ impl std::fmt::Display for ServiceState {
         f.write_str(self.as_str())
     }
 }
-
-// ---------------------------------------------------------------------------------------------
-// Condition types and reasons (checked against the controllers' sources).
-// ---------------------------------------------------------------------------------------------
-
-/// fluxcd/pkg apis/meta/conditions.go.
-pub const COND_READY: &str = "Ready";
-pub const COND_STALLED: &str = "Stalled";
-pub const COND_RECONCILING: &str = "Reconciling";
-/// helm-controller api/v2/condition_types.go.
-pub const COND_RELEASED: &str = "Released";
-pub const COND_TEST_SUCCESS: &str = "TestSuccess";
-pub const COND_REMEDIATED: &str = "Remediated";
-
-/// `DependencyNotReady`: helm-controller api/v2/condition_types.go `DependencyNotReadyReason`,
-/// fluxcd/pkg apis/meta/conditions.go `DependencyNotReadyReason` (kustomize-controller).
-/// Message: `dependency '<namespace>/<name>' is not ready` (both controllers' `checkDependencies`),
-/// or `unable to get '<ns>/<name>' dependency: ...` (helm) / `dependency '<ns>/<name>' not found: ...`
-/// (kustomize) / `dependency '<ns>/<name>' revision is not up to date` (kustomize).
-pub const REASON_DEPENDENCY_NOT_READY: &str = "DependencyNotReady";
-
-/// Ready=False reasons that mean "waiting for the source":
-/// - `ArtifactFailed`: helm-controller api/v2/condition_types.go `ArtifactFailedReason`
-///   (internal/controller/helmrelease_controller.go: "could not get Source object: ...",
-///   "Source not ready: artifact not found. Retrying in ...", "Could not load chart: ...");
-///   fluxcd/pkg apis/meta/conditions.go `ArtifactFailedReason` for kustomize-controller
-///   (internal/controller/kustomization_controller.go: the getSource error, "Source artifact not
-///   found, retrying in ...", "Source is not ready, artifact not found, retrying in ...", fetch and
-///   path errors).
-/// - `SourceNotReady`: a string literal in helm-controller internal/controller/helmrelease_controller.go
-///   (`isSourceReady`: the source is at an unobserved generation, Stalled, or has no artifact;
-///   the message is `<Kind> '<ns>/<name>' is not ready: <why>`). Kustomization never uses it.
-pub const SOURCE_WAIT_REASONS: &[&str] = &["ArtifactFailed", "SourceNotReady"];
-
-/// HelmRelease Ready=False reasons that are failures (Failed even while retrying).
-///
-/// - Release outcomes copied into Ready by `summarize()` (internal/reconcile/release.go) from
-///   `Released`, `TestSuccess` and `Remediated` (api/v2/condition_types.go):
-///   `InstallFailed`, `UpgradeFailed`, `TestFailed`, `RollbackSucceeded`, `RollbackFailed`,
-///   `UninstallSucceeded`, `UninstallFailed`. "Any remediated state is considered an error":
-///   a Remediated condition forces Ready=False even for the *Succeeded reasons.
-/// - `ValuesError` (string literal, helmrelease_controller.go: valuesFrom could not be composed).
-/// - `AccessDenied` (fluxcd/pkg apis/acl/conditions.go, cross-namespace ref refused; also Stalled).
-/// - `InvalidCELExpression` (fluxcd/pkg apis/meta, healthCheckExprs / dependsOn readyExpr; also Stalled).
-/// - `ReconcileError` (string literal, internal/reconcile/atomic_release.go: an action failed while
-///   Ready was True).
-///
-/// Not here although domain.md §3 lists it: `HealthCheckCanceled` (fluxcd/pkg apis/meta) is written
-/// when a new reconciliation request (e.g. a new source revision) cancels the running health
-/// checks, followed by an immediate requeue; it is transient (see [`HELMRELEASE_TRANSIENT_REASONS`]).
-pub const HELMRELEASE_FAILURE_REASONS: &[&str] = &[
-    "InstallFailed",
-    "UpgradeFailed",
-    "TestFailed",
-    "RollbackSucceeded",
-    "RollbackFailed",
-    "UninstallSucceeded",
-    "UninstallFailed",
-    "ValuesError",
-    "AccessDenied",
-    "InvalidCELExpression",
-    "ReconcileError",
-];
-
-/// Kustomization Ready=False reasons that are failures (fluxcd/pkg apis/meta/conditions.go,
-/// used by kustomize-controller internal/controller/kustomization_controller.go):
-/// `BuildFailed`, `ReconciliationFailed` (apply / decryption / post-build errors),
-/// `PruneFailed`, `HealthCheckFailed`, `InvalidCELExpression` (Stalled too),
-/// `FeatureGateDisabled` (Stalled too), and `AccessDenied` (fluxcd/pkg apis/acl, Stalled too).
-pub const KUSTOMIZATION_FAILURE_REASONS: &[&str] = &[
-    "BuildFailed",
-    "ReconciliationFailed",
-    "PruneFailed",
-    "HealthCheckFailed",
-    "AccessDenied",
-    "InvalidCELExpression",
-    "FeatureGateDisabled",
-];
-
-/// HelmRelease Ready=False reasons that are transient or controller-side errors: Provisioning,
-/// Failed once Ready has been False with them for longer than the timeout.
-/// String literals in helm-controller internal/controller/helmrelease_controller.go
-/// (`ChartMutateError`, `RESTClientError` — e.g. the kubeconfig Secret is missing or the cluster
-/// unreachable —, `ResourceManagerError`, `FactoryError`, `ConfigFactoryErr` (deletion)),
-/// internal/reconcile/atomic_release.go (`StateError`: "Could not determine release state"),
-/// internal/reconcile/unlock.go (`PendingRelease`, copied from Released by summarize), and
-/// `HealthCheckCanceled` (fluxcd/pkg apis/meta; "New reconciliation triggered by ...").
-/// Any reason not listed anywhere in this module is handled the same way.
-pub const HELMRELEASE_TRANSIENT_REASONS: &[&str] = &[
-    "ChartMutateError",
-    "RESTClientError",
-    "ResourceManagerError",
-    "FactoryError",
-    "ConfigFactoryErr",
-    "StateError",
-    "PendingRelease",
-    "HealthCheckCanceled",
-];
-
-/// Kustomization Ready=False reasons that are transient: `HealthCheckCanceled` (fluxcd/pkg
-/// apis/meta) and `DirectoryCreationFailed` (source-controller api/v1 `DirCreationFailedReason`,
-/// the controller's temp dir).
-pub const KUSTOMIZATION_TRANSIENT_REASONS: &[&str] =
-    &["HealthCheckCanceled", "DirectoryCreationFailed"];
-
-/// Ready=Unknown / in-progress reasons: `Progressing`, `ProgressingWithRetry` (fluxcd/pkg
-/// apis/meta), `AwaitingTests` (helm-controller internal/reconcile/install.go and upgrade.go,
-/// TestSuccess=Unknown copied into Ready by summarize).
-pub const PROGRESS_REASONS: &[&str] = &["Progressing", "ProgressingWithRetry", "AwaitingTests"];
-
-/// Ready=True reasons: `InstallSucceeded`, `UpgradeSucceeded`, `TestSucceeded`
-/// (helm-controller api/v2/condition_types.go), `ReconciliationSucceeded` (fluxcd/pkg apis/meta,
-/// kustomize-controller). Informational: any Ready=True counts.
-pub const SUCCESS_REASONS: &[&str] = &[
-    "InstallSucceeded",
-    "UpgradeSucceeded",
-    "TestSucceeded",
-    "ReconciliationSucceeded",
-];
-
-/// Stalled=True reasons. HelmRelease: `RetriesExceeded` ("Failed to <action> after <n> attempt(s)"),
-/// `MissingRollbackTarget` (internal/reconcile/atomic_release.go), `AccessDenied`,
-/// `InvalidCELExpression` (helmrelease_controller.go). Kustomization: `InvalidCELExpression`,
-/// `FeatureGateDisabled`, `AccessDenied` (kustomization_controller.go). Informational: any
-/// Stalled=True counts.
-pub const STALLED_REASONS: &[&str] = &[
-    "RetriesExceeded",
-    "MissingRollbackTarget",
-    "AccessDenied",
-    "InvalidCELExpression",
-    "FeatureGateDisabled",
-];
-
-/// Source Ready=False reasons that are progress, not failure. Source-controller summarizes Ready
-/// from negative-polarity conditions that include `ArtifactOutdated` (reasons `NewRevision`,
-/// `NewChart`) and `Reconciling` (`Progressing`, `ProgressingWithRetry`), so Ready=False with these
-/// reasons is a normal revision update.
-pub const SOURCE_PROGRESS_REASONS: &[&str] = &[
-    "Progressing",
-    "ProgressingWithRetry",
-    "NewRevision",
-    "NewChart",
-];
-
-/// Source-controller "abnormal-true" failure conditions (api/v1/condition_types.go):
-/// a source with one of these True has failed, whatever its Ready says.
-pub const SOURCE_FAILURE_CONDITIONS: &[&str] = &[
-    "FetchFailed",
-    "BuildFailed",
-    "StorageOperationFailed",
-    "IncludeUnavailable",
-];
-
-/// kustomize-controller internal/controller/kustomization_controller.go: `spec.path` does not exist
-/// in the artifact (`fmt.Errorf("kustomization path not found: %w", err)`, reason ArtifactFailed).
-/// A configuration error, not a source problem.
-pub const KUSTOMIZATION_PATH_NOT_FOUND_PREFIX: &str = "kustomization path not found";
-
-// ---------------------------------------------------------------------------------------------
-// Conditions
-// ---------------------------------------------------------------------------------------------
-
-/// A condition's status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CondStatus {
-    True,
-    False,
-    /// "Unknown", and any other string.
-    Unknown,
-}
-
-/// One `status.conditions[]` entry, borrowed from the object.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Condition<'a> {
-    pub type_: &'a str,
-    pub status: CondStatus,
-    pub reason: &'a str,
-    pub message: &'a str,
-    pub observed_generation: Option<i64>,
-    pub last_transition_time: Option<DateTime<Utc>>,
-}
-
-impl Condition<'_> {
-    fn pair(&self) -> (String, String) {
-        (self.reason.to_string(), self.message.to_string())
-    }
-}
-
-/// The first condition of the given type in `status.conditions`.
-pub fn condition<'a>(obj: &'a Value, type_: &str) -> Option<Condition<'a>> {
-    let conds = obj.pointer("/status/conditions")?.as_array()?;
-    conds.iter().find_map(|c| {
-        if c.get("type")?.as_str()? != type_ {
-            return None;
-        }
-        let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
-        let status = match s("status") {
-            "True" => CondStatus::True,
-            "False" => CondStatus::False,
-            _ => CondStatus::Unknown,
-        };
-        Some(Condition {
-            type_: c.get("type")?.as_str()?,
-            status,
-            reason: s("reason"),
-            message: s("message"),
-            observed_generation: c.get("observedGeneration").and_then(Value::as_i64),
-            last_transition_time: c
-                .get("lastTransitionTime")
-                .and_then(Value::as_str)
-                .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-                .map(|t| t.with_timezone(&Utc)),
-        })
-    })
-}
-
-fn is_true(obj: &Value, type_: &str) -> bool {
-    condition(obj, type_).is_some_and(|c| c.status == CondStatus::True)
-}
-
-fn generation(obj: &Value) -> Option<i64> {
-    obj.pointer("/metadata/generation").and_then(Value::as_i64)
-}
-
-fn status_observed_generation(obj: &Value) -> Option<i64> {
-    obj.pointer("/status/observedGeneration")
-        .and_then(Value::as_i64)
-}
-
-fn is_deleting(obj: &Value) -> bool {
-    obj.pointer("/metadata/deletionTimestamp")
-        .and_then(Value::as_str)
-        .is_some_and(|s| !s.is_empty())
-}
-
-fn is_suspended(obj: &Value) -> bool {
-    obj.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
-}
-
-/// The condition was written for an older generation than `metadata.generation`.
-fn cond_is_stale(obj: &Value, c: &Condition) -> bool {
-    matches!((c.observed_generation, generation(obj)), (Some(og), Some(g)) if og < g)
-}
-
-/// Ready=True that is current: the condition and `status.observedGeneration` both at
-/// `metadata.generation` (each check skipped when a value is absent).
-fn ready_at_current_generation(obj: &Value, ready: &Condition) -> bool {
-    if ready.status != CondStatus::True || cond_is_stale(obj, ready) {
-        return false;
-    }
-    match (status_observed_generation(obj), generation(obj)) {
-        (Some(og), Some(g)) => og == g,
-        _ => true,
-    }
-}
-
-/// Something was tried: a reconcile recorded an attempt, a release or an applied revision.
-fn attempted(obj: &Value) -> bool {
-    let st = match obj.get("status") {
-        Some(s) => s,
-        None => return false,
-    };
-    let nonempty_str = |k: &str| {
-        st.get(k)
-            .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty())
-    };
-    let nonempty_arr = |k: &str| {
-        st.get(k)
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty())
-    };
-    nonempty_str("lastAttemptedRevision")
-        || nonempty_str("lastAppliedRevision")
-        || nonempty_str("lastAttemptedReleaseAction")
-        || st
-            .get("lastAttemptedGeneration")
-            .and_then(Value::as_i64)
-            .is_some_and(|g| g > 0)
-        || nonempty_arr("history")
-        || st
-            .pointer("/inventory/entries")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty())
-}
-
-/// The Flux kind of an object, from `kind`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FluxKind {
-    HelmRelease,
-    Kustomization,
-    Other,
-}
-
-pub fn flux_kind(obj: &Value) -> FluxKind {
-    match obj.get("kind").and_then(Value::as_str) {
-        Some("HelmRelease") => FluxKind::HelmRelease,
-        Some("Kustomization") => FluxKind::Kustomization,
-        _ => FluxKind::Other,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// kstatus
-// ---------------------------------------------------------------------------------------------
-
-/// kstatus of an object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KStatus {
-    InProgress,
-    Failed,
-    Current,
-    Terminating,
-    NotFound,
-}
-
-impl KStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KStatus::InProgress => "InProgress",
-            KStatus::Failed => "Failed",
-            KStatus::Current => "Current",
-            KStatus::Terminating => "Terminating",
-            KStatus::NotFound => "NotFound",
-        }
-    }
-}
-
-/// kstatus in the order of domain.md §3, which is fluxcd/cli-utils pkg/kstatus/status
-/// (`checkGenericProperties`, then `checkReadyCondition`):
-/// not an object (e.g. `Value::Null`) → NotFound; `metadata.deletionTimestamp` → Terminating;
-/// `status.observedGeneration` present and != `metadata.generation` → InProgress;
-/// `Reconciling=True` → InProgress; `Stalled=True` → Failed; Ready=True → Current; otherwise
-/// InProgress.
-///
-/// Two details differ from cli-utils: it walks the condition list and takes whichever of
-/// Reconciling=True / Stalled=True comes first (Flux deletes Reconciling when it marks Stalled, and
-/// sorts Reconciling before Stalled, so it is the same for Flux objects); and an object without a
-/// Ready condition is Current there ("absence of any known conditions means the resource is
-/// current") but InProgress here, as domain.md says, since a Flux object without Ready has not been
-/// reconciled yet.
-pub fn kstatus(obj: &Value) -> KStatus {
-    if !obj.is_object() {
-        return KStatus::NotFound;
-    }
-    if is_deleting(obj) {
-        return KStatus::Terminating;
-    }
-    if let (Some(og), Some(g)) = (status_observed_generation(obj), generation(obj))
-        && og != g
-    {
-        return KStatus::InProgress;
-    }
-    if is_true(obj, COND_RECONCILING) {
-        return KStatus::InProgress;
-    }
-    if is_true(obj, COND_STALLED) {
-        return KStatus::Failed;
-    }
-    if is_true(obj, COND_READY) {
-        return KStatus::Current;
-    }
-    KStatus::InProgress
-}
-
-// ---------------------------------------------------------------------------------------------
-// Service state
-// ---------------------------------------------------------------------------------------------
 
 /// What the caller observed for one service.
 #[derive(Clone, Debug)]
@@ -677,7 +318,7 @@ fn ready_false(
                 ready.message,
                 &format!(
                     "not ready for longer than {}",
-                    fmt_duration(observed.source_timeout)
+                    format_coarse(observed.source_timeout)
                 ),
             ));
         }
@@ -690,7 +331,7 @@ fn ready_false(
             ready.message,
             &format!(
                 "not ready for longer than {}",
-                fmt_duration(observed.source_timeout)
+                format_coarse(observed.source_timeout)
             ),
         ));
     }
@@ -781,8 +422,8 @@ pub fn source_failure(observed: &Observed) -> Option<String> {
 }
 
 fn source_name(src: &Value) -> String {
-    let s = |p: &str| src.pointer(p).and_then(Value::as_str).unwrap_or("");
-    let (kind, ns, name) = (s("/kind"), s("/metadata/namespace"), s("/metadata/name"));
+    let o = Object(src);
+    let (kind, ns, name) = (o.kind(), o.namespace(), o.name());
     let obj = if ns.is_empty() {
         name.to_string()
     } else {
@@ -817,21 +458,5 @@ fn join(a: &str, b: &str) -> String {
         (true, _) => b.to_string(),
         (_, true) => a.to_string(),
         _ => format!("{a}; {b}"),
-    }
-}
-
-/// A Go-style duration (`1h2m3s`, `5m0s`, `300ms`) for messages.
-fn fmt_duration(d: Duration) -> String {
-    let total = d.as_secs();
-    if total == 0 {
-        return format!("{}ms", d.subsec_millis());
-    }
-    let (h, m, s) = (total / 3600, (total % 3600) / 60, total % 60);
-    if h > 0 {
-        format!("{h}h{m}m{s}s")
-    } else if m > 0 {
-        format!("{m}m{s}s")
-    } else {
-        format!("{s}s")
     }
 }

@@ -1,0 +1,429 @@
+//! Typed views of the k0rdent (kcm) objects: ServiceSet and its services,
+//! StateManagementProvider and its references, ServiceTemplate, ClusterDeployment and
+//! MultiClusterService. Each borrows the object's JSON (see [`super::meta`]).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::meta::{Object, bool_at, items_at, str_at};
+use super::naming::ANNOTATION_PAUSED;
+
+/// The namespace of a service when its spec leaves it empty (the CRD default).
+pub const DEFAULT_SERVICE_NAMESPACE: &str = "default";
+
+/// `kube.DefaultStateManagementProvider`: kcm's built-in provider.
+pub const DEFAULT_PROVIDER: &str = "ksm-projectsveltos";
+
+fn or_default_namespace(ns: &str) -> &str {
+    if ns.is_empty() {
+        DEFAULT_SERVICE_NAMESPACE
+    } else {
+        ns
+    }
+}
+
+/// A ServiceSet (`k0rdent.mirantis.com/v1beta1`).
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceSet<'a>(pub &'a Value);
+
+impl<'a> ServiceSet<'a> {
+    pub fn meta(self) -> Object<'a> {
+        Object(self.0)
+    }
+    pub fn name(self) -> &'a str {
+        self.meta().name()
+    }
+    pub fn namespace(self) -> &'a str {
+        self.meta().namespace()
+    }
+    /// `spec.cluster`: the ClusterDeployment; empty for the management cluster.
+    pub fn cluster(self) -> &'a str {
+        str_at(self.0, "/spec/cluster")
+    }
+    pub fn provider_name(self) -> &'a str {
+        str_at(self.0, "/spec/provider/name")
+    }
+    /// `spec.provider.config` (None when absent).
+    pub fn provider_config(self) -> Option<&'a Value> {
+        self.0.pointer("/spec/provider/config")
+    }
+    /// Deploys to the management cluster: `spec.provider.selfManagement`, or no cluster.
+    pub fn self_management(self) -> bool {
+        bool_at(self.0, "/spec/provider/selfManagement").unwrap_or(false)
+            || self.cluster().is_empty()
+    }
+    /// kcm's pause annotation is set.
+    pub fn paused(self) -> bool {
+        self.meta().has_annotation(ANNOTATION_PAUSED)
+    }
+    pub fn services(self) -> impl Iterator<Item = Service<'a>> {
+        items_at(self.0, "/spec/services").iter().map(Service)
+    }
+    /// `spec.services` as JSON.
+    pub fn service_items(self) -> &'a [Value] {
+        items_at(self.0, "/spec/services")
+    }
+    /// The service of a name.
+    pub fn service(self, name: &str) -> Option<Service<'a>> {
+        self.services().find(|s| s.name() == name)
+    }
+    /// `status.services`.
+    pub fn service_statuses(self) -> impl Iterator<Item = ServiceStatus<'a>> {
+        items_at(self.0, "/status/services")
+            .iter()
+            .map(ServiceStatus)
+    }
+}
+
+/// One service of a ServiceSet (`spec.services[]`).
+#[derive(Debug, Clone, Copy)]
+pub struct Service<'a>(pub &'a Value);
+
+impl<'a> Service<'a> {
+    pub fn json(self) -> &'a Value {
+        self.0
+    }
+    pub fn name(self) -> &'a str {
+        str_at(self.0, "/name")
+    }
+    /// The namespace the service deploys into (`default` when empty).
+    pub fn namespace(self) -> &'a str {
+        or_default_namespace(str_at(self.0, "/namespace"))
+    }
+    pub fn template(self) -> &'a str {
+        str_at(self.0, "/template")
+    }
+    pub fn version(self) -> &'a str {
+        str_at(self.0, "/version")
+    }
+    /// `values` (Helm values as YAML text).
+    pub fn values(self) -> &'a str {
+        str_at(self.0, "/values")
+    }
+    pub fn values_from(self) -> Option<&'a Value> {
+        self.0.get("valuesFrom")
+    }
+    pub fn helm_options(self) -> Option<&'a Value> {
+        self.0.get("helmOptions")
+    }
+    /// `helmAction: Uninstall`.
+    pub fn uninstall(self) -> bool {
+        str_at(self.0, "/helmAction") == "Uninstall"
+    }
+}
+
+/// One entry of a ServiceSet's `status.services[]`.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceStatus<'a>(pub &'a Value);
+
+impl<'a> ServiceStatus<'a> {
+    pub fn json(self) -> &'a Value {
+        self.0
+    }
+    pub fn name(self) -> &'a str {
+        str_at(self.0, "/name")
+    }
+    pub fn namespace(self) -> &'a str {
+        str_at(self.0, "/namespace")
+    }
+    pub fn state(self) -> &'a str {
+        str_at(self.0, "/state")
+    }
+    pub fn failure_message(self) -> &'a str {
+        str_at(self.0, "/failureMessage")
+    }
+    pub fn last_state_transition_time(self) -> &'a str {
+        str_at(self.0, "/lastStateTransitionTime")
+    }
+}
+
+/// A ServiceTemplate.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceTemplate<'a>(pub &'a Value);
+
+/// What a ServiceTemplate deploys, as kcm reports it in `status.services[].type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ServiceType {
+    Helm,
+    Kustomize,
+    Resource,
+}
+
+impl<'a> ServiceTemplate<'a> {
+    pub fn meta(self) -> Object<'a> {
+        Object(self.0)
+    }
+    pub fn name(self) -> &'a str {
+        self.meta().name()
+    }
+    pub fn namespace(self) -> &'a str {
+        self.meta().namespace()
+    }
+    /// `spec.helm`, `spec.kustomize` or `spec.resources`, whichever is set first.
+    pub fn service_type(self) -> Option<ServiceType> {
+        if self.0.pointer("/spec/helm").is_some() {
+            Some(ServiceType::Helm)
+        } else if self.0.pointer("/spec/kustomize").is_some() {
+            Some(ServiceType::Kustomize)
+        } else if self.0.pointer("/spec/resources").is_some() {
+            Some(ServiceType::Resource)
+        } else {
+            None
+        }
+    }
+    /// `spec.helm`, `spec.kustomize` or `spec.resources` (Null when absent).
+    pub fn source_spec(self, ty: ServiceType) -> &'a Value {
+        let field = match ty {
+            ServiceType::Helm => "/spec/helm",
+            ServiceType::Kustomize => "/spec/kustomize",
+            ServiceType::Resource => "/spec/resources",
+        };
+        self.0.pointer(field).unwrap_or(&Value::Null)
+    }
+    /// `spec.helmOptions`.
+    pub fn helm_options(self) -> Option<&'a Value> {
+        self.0.pointer("/spec/helmOptions")
+    }
+    /// `status.valid` (None before kcm validated it).
+    pub fn valid(self) -> Option<bool> {
+        self.0.pointer("/status/valid").and_then(Value::as_bool)
+    }
+    /// `status.valid` is present.
+    pub fn validated(self) -> bool {
+        self.0.pointer("/status/valid").is_some()
+    }
+    pub fn validation_error(self) -> &'a str {
+        str_at(self.0, "/status/validationError")
+    }
+    /// `status.chartRef`: the HelmChart kcm made for a chartSpec or chartRef template.
+    pub fn status_chart_ref(self) -> Option<&'a Value> {
+        self.0.pointer("/status/chartRef").filter(|r| r.is_object())
+    }
+    /// `spec.version`.
+    pub fn version(self) -> &'a str {
+        str_at(self.0, "/spec/version")
+    }
+    /// `spec.helm.chartSpec` (None when absent or not an object).
+    pub fn chart_spec(self) -> Option<&'a Value> {
+        self.0
+            .pointer("/spec/helm/chartSpec")
+            .filter(|c| c.is_object())
+    }
+}
+
+/// A StateManagementProvider.
+#[derive(Debug, Clone, Copy)]
+pub struct StateManagementProvider<'a>(pub &'a Value);
+
+impl<'a> StateManagementProvider<'a> {
+    pub fn meta(self) -> Object<'a> {
+        Object(self.0)
+    }
+    pub fn name(self) -> &'a str {
+        self.meta().name()
+    }
+    /// `spec.selector` (Null when absent: kcm refuses such an SMP).
+    pub fn selector(self) -> &'a Value {
+        self.0.pointer("/spec/selector").unwrap_or(&Value::Null)
+    }
+    pub fn suspended(self) -> bool {
+        bool_at(self.0, "/spec/suspend") == Some(true)
+    }
+    /// `status.ready` is true.
+    pub fn ready(self) -> bool {
+        bool_at(self.0, "/status/ready") == Some(true)
+    }
+    /// kcm has written `status.ready`.
+    pub fn ready_recorded(self) -> bool {
+        self.0.pointer("/status/ready").is_some()
+    }
+    /// `spec.adapter`.
+    pub fn adapter(self) -> Reference {
+        Reference::from_json(self.0.pointer("/spec/adapter").unwrap_or(&Value::Null))
+    }
+    /// `spec.provisioner[]`.
+    pub fn provisioners(self) -> Vec<Reference> {
+        items_at(self.0, "/spec/provisioner")
+            .iter()
+            .map(Reference::from_json)
+            .collect()
+    }
+    /// The adapter, then the provisioners.
+    pub fn references(self) -> Vec<Reference> {
+        let mut all = vec![self.adapter()];
+        all.extend(self.provisioners());
+        all
+    }
+    /// `spec.provisionerCRDs[]`.
+    pub fn provisioner_crds(self) -> Vec<ProvisionerCrds<'a>> {
+        items_at(self.0, "/spec/provisionerCRDs")
+            .iter()
+            .map(|g| ProvisionerCrds {
+                group: str_at(g, "/group"),
+                version: str_at(g, "/version"),
+                resources: items_at(g, "/resources")
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+/// A reference of an SMP (`spec.adapter`, `spec.provisioner[]`): the object whose readiness
+/// rule kcm evaluates.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reference {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+    pub readiness_rule: String,
+}
+
+impl Reference {
+    pub fn from_json(v: &Value) -> Reference {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        Reference {
+            api_version: s("apiVersion"),
+            kind: s("kind"),
+            name: s("name"),
+            namespace: s("namespace"),
+            readiness_rule: s("readinessRule"),
+        }
+    }
+
+    /// Go's `%s` of the struct, as kcm's error messages print it.
+    pub fn go_format(&self) -> String {
+        format!(
+            "{{{} {} {} {} {}}}",
+            self.api_version, self.kind, self.name, self.namespace, self.readiness_rule
+        )
+    }
+}
+
+/// One `spec.provisionerCRDs[]` entry: CRDs `<resource>.<group>` that must serve `version`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProvisionerCrds<'a> {
+    pub group: &'a str,
+    pub version: &'a str,
+    pub resources: Vec<&'a str>,
+}
+
+impl ProvisionerCrds<'_> {
+    /// The CRD names, `<resource>.<group>`.
+    pub fn crd_names(&self) -> impl Iterator<Item = String> + '_ {
+        self.resources.iter().map(|r| format!("{r}.{}", self.group))
+    }
+}
+
+/// A ClusterDeployment or a MultiClusterService: what kcm derives a ServiceSet from.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceSource<'a>(pub &'a Value);
+
+impl<'a> ServiceSource<'a> {
+    pub fn meta(self) -> Object<'a> {
+        Object(self.0)
+    }
+    /// `spec.serviceSpec.provider.name`, or kcm's default provider when empty.
+    pub fn provider_name(self) -> &'a str {
+        match str_at(self.0, "/spec/serviceSpec/provider/name") {
+            "" => DEFAULT_PROVIDER,
+            n => n,
+        }
+    }
+    /// `spec.serviceSpec.provider.selfManagement` is true.
+    pub fn self_management(self) -> bool {
+        bool_at(self.0, "/spec/serviceSpec/provider/selfManagement") == Some(true)
+    }
+    /// `spec.serviceSpec` (None when absent).
+    pub fn service_spec(self) -> Option<&'a Value> {
+        self.0.pointer("/spec/serviceSpec")
+    }
+    /// A MultiClusterService's `spec.clusterSelector`.
+    pub fn cluster_selector(self) -> Option<&'a Value> {
+        self.0.pointer("/spec/clusterSelector")
+    }
+    /// A MultiClusterService's `spec.dependsOn` names.
+    pub fn depends_on(self) -> Vec<&'a str> {
+        items_at(self.0, "/spec/dependsOn")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn service_set_view() {
+        let v = json!({"kind": "ServiceSet", "metadata": {"name": "s", "namespace": "n",
+            "annotations": {ANNOTATION_PAUSED: ""}},
+            "spec": {"cluster": "", "provider": {"name": "p", "config": {"a": 1}},
+                "services": [{"name": "a", "template": "t", "helmAction": "Uninstall"},
+                             {"name": "b", "namespace": "x"}]},
+            "status": {"services": [{"name": "a", "namespace": "default", "state": "Deployed"}]}});
+        let s = ServiceSet(&v);
+        assert_eq!(
+            (s.name(), s.namespace(), s.provider_name()),
+            ("s", "n", "p")
+        );
+        assert!(s.self_management() && s.paused());
+        assert_eq!(s.provider_config(), Some(&json!({"a": 1})));
+        let svcs: Vec<_> = s
+            .services()
+            .map(|x| (x.name(), x.namespace(), x.uninstall()))
+            .collect();
+        assert_eq!(svcs, [("a", "default", true), ("b", "x", false)]);
+        assert_eq!(s.service("b").map(|x| x.template()), Some(""));
+        assert_eq!(
+            s.service_statuses().next().map(|x| x.state()),
+            Some("Deployed")
+        );
+    }
+
+    #[test]
+    fn malformed_objects_read_as_empty() {
+        let v = json!({"spec": {"services": "x", "provider": 3}, "status": []});
+        let s = ServiceSet(&v);
+        assert_eq!(s.services().count(), 0);
+        assert_eq!(s.provider_name(), "");
+        assert!(s.provider_config().is_none());
+        let smp = StateManagementProvider(&v);
+        assert!(smp.selector().is_null() && !smp.ready() && smp.provisioners().is_empty());
+        assert_eq!(smp.adapter(), Reference::default());
+    }
+
+    #[test]
+    fn smp_references_and_crds() {
+        let v = json!({"spec": {"adapter": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "a",
+            "namespace": "x", "readinessRule": "true"},
+            "provisioner": [{"kind": "Deployment", "name": "p"}],
+            "provisionerCRDs": [{"group": "g.io", "version": "v1", "resources": ["as", "bs"]}]}});
+        let smp = StateManagementProvider(&v);
+        assert_eq!(smp.references().len(), 2);
+        assert_eq!(smp.adapter().go_format(), "{apps/v1 Deployment a x true}");
+        let crds = smp.provisioner_crds();
+        assert_eq!(
+            crds[0].crd_names().collect::<Vec<_>>(),
+            ["as.g.io", "bs.g.io"]
+        );
+    }
+
+    #[test]
+    fn template_view() {
+        let v =
+            json!({"spec": {"kustomize": {}}, "status": {"valid": false, "validationError": "e"}});
+        let t = ServiceTemplate(&v);
+        assert_eq!(t.service_type(), Some(ServiceType::Kustomize));
+        assert_eq!(
+            (t.valid(), t.validated(), t.validation_error()),
+            (Some(false), true, "e")
+        );
+        assert!(t.status_chart_ref().is_none());
+    }
+}

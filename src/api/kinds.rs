@@ -1,0 +1,452 @@
+//! Every kind the tool reads or writes, in one table: group, version, kind, plural, scope.
+//!
+//! A new kind is one line here (and, when it gets a typed view, a file beside this one). The
+//! live edges turn a [`Kind`] into their client's resource type; nothing else spells a group or
+//! a version.
+
+/// One kind of object, at the version the tool reads and writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Kind {
+    /// The API group; empty for the core group.
+    pub group: &'static str,
+    pub version: &'static str,
+    /// `group/version`, or `version` for the core group.
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    /// The resource name in URLs (`servicesets`).
+    pub plural: &'static str,
+    pub namespaced: bool,
+}
+
+macro_rules! kind {
+    ("", $version:literal, $kind:literal, $plural:literal, $namespaced:expr) => {
+        Kind {
+            group: "",
+            version: $version,
+            api_version: $version,
+            kind: $kind,
+            plural: $plural,
+            namespaced: $namespaced,
+        }
+    };
+    ($group:literal, $version:literal, $kind:literal, $plural:literal, $namespaced:expr) => {
+        Kind {
+            group: $group,
+            version: $version,
+            api_version: concat!($group, "/", $version),
+            kind: $kind,
+            plural: $plural,
+            namespaced: $namespaced,
+        }
+    };
+}
+
+pub const NAMESPACED: bool = true;
+pub const CLUSTER_SCOPED: bool = false;
+
+// Kubernetes.
+pub const SECRET: Kind = kind!("", "v1", "Secret", "secrets", NAMESPACED);
+pub const DEPLOYMENT: Kind = kind!("apps", "v1", "Deployment", "deployments", NAMESPACED);
+pub const CRD: Kind = kind!(
+    "apiextensions.k8s.io",
+    "v1",
+    "CustomResourceDefinition",
+    "customresourcedefinitions",
+    CLUSTER_SCOPED
+);
+pub const LEASE: Kind = kind!("coordination.k8s.io", "v1", "Lease", "leases", NAMESPACED);
+
+// k0rdent (kcm).
+pub const STATE_MANAGEMENT_PROVIDER: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "StateManagementProvider",
+    "statemanagementproviders",
+    CLUSTER_SCOPED
+);
+pub const SERVICE_SET: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ServiceSet",
+    "servicesets",
+    NAMESPACED
+);
+pub const SERVICE_TEMPLATE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ServiceTemplate",
+    "servicetemplates",
+    NAMESPACED
+);
+pub const CLUSTER_DEPLOYMENT: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ClusterDeployment",
+    "clusterdeployments",
+    NAMESPACED
+);
+pub const MULTI_CLUSTER_SERVICE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "MultiClusterService",
+    "multiclusterservices",
+    CLUSTER_SCOPED
+);
+
+// Flux: the objects the adapter writes, and their sources.
+pub const HELM_RELEASE: Kind = kind!(
+    "helm.toolkit.fluxcd.io",
+    "v2",
+    "HelmRelease",
+    "helmreleases",
+    NAMESPACED
+);
+pub const KUSTOMIZATION: Kind = kind!(
+    "kustomize.toolkit.fluxcd.io",
+    "v1",
+    "Kustomization",
+    "kustomizations",
+    NAMESPACED
+);
+pub const HELM_CHART: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "HelmChart",
+    "helmcharts",
+    NAMESPACED
+);
+pub const HELM_REPOSITORY: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "HelmRepository",
+    "helmrepositories",
+    NAMESPACED
+);
+pub const GIT_REPOSITORY: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "GitRepository",
+    "gitrepositories",
+    NAMESPACED
+);
+pub const OCI_REPOSITORY: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "OCIRepository",
+    "ocirepositories",
+    NAMESPACED
+);
+pub const BUCKET: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "Bucket",
+    "buckets",
+    NAMESPACED
+);
+pub const EXTERNAL_ARTIFACT: Kind = kind!(
+    "source.toolkit.fluxcd.io",
+    "v1",
+    "ExternalArtifact",
+    "externalartifacts",
+    NAMESPACED
+);
+
+// Sveltos (kcm's default provider, `ksm-projectsveltos`) and the Cluster API Cluster it targets.
+pub const PROFILE: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "Profile",
+    "profiles",
+    NAMESPACED
+);
+pub const CLUSTER_PROFILE: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "ClusterProfile",
+    "clusterprofiles",
+    CLUSTER_SCOPED
+);
+pub const CLUSTER_SUMMARY: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "ClusterSummary",
+    "clustersummaries",
+    NAMESPACED
+);
+pub const CLUSTER_CONFIGURATION: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "ClusterConfiguration",
+    "clusterconfigurations",
+    NAMESPACED
+);
+pub const SVELTOS_CLUSTER: Kind = kind!(
+    "lib.projectsveltos.io",
+    "v1beta1",
+    "SveltosCluster",
+    "sveltosclusters",
+    NAMESPACED
+);
+pub const CAPI_CLUSTER: Kind = kind!(
+    "cluster.x-k8s.io",
+    "v1beta2",
+    "Cluster",
+    "clusters",
+    NAMESPACED
+);
+
+// Kinds the tool does not read or write itself but knows, because an SMP's adapter and
+// provisioners may name them: lint checks their scope and resource names offline.
+pub const POD: Kind = kind!("", "v1", "Pod", "pods", NAMESPACED);
+pub const SERVICE: Kind = kind!("", "v1", "Service", "services", NAMESPACED);
+pub const CONFIG_MAP: Kind = kind!("", "v1", "ConfigMap", "configmaps", NAMESPACED);
+pub const SERVICE_ACCOUNT: Kind = kind!("", "v1", "ServiceAccount", "serviceaccounts", NAMESPACED);
+pub const ENDPOINTS: Kind = kind!("", "v1", "Endpoints", "endpoints", NAMESPACED);
+pub const NAMESPACE: Kind = kind!("", "v1", "Namespace", "namespaces", CLUSTER_SCOPED);
+pub const NODE: Kind = kind!("", "v1", "Node", "nodes", CLUSTER_SCOPED);
+pub const PERSISTENT_VOLUME: Kind = kind!(
+    "",
+    "v1",
+    "PersistentVolume",
+    "persistentvolumes",
+    CLUSTER_SCOPED
+);
+pub const STATEFUL_SET: Kind = kind!("apps", "v1", "StatefulSet", "statefulsets", NAMESPACED);
+pub const DAEMON_SET: Kind = kind!("apps", "v1", "DaemonSet", "daemonsets", NAMESPACED);
+pub const REPLICA_SET: Kind = kind!("apps", "v1", "ReplicaSet", "replicasets", NAMESPACED);
+pub const JOB: Kind = kind!("batch", "v1", "Job", "jobs", NAMESPACED);
+pub const CRON_JOB: Kind = kind!("batch", "v1", "CronJob", "cronjobs", NAMESPACED);
+pub const CLUSTER_ROLE: Kind = kind!(
+    "rbac.authorization.k8s.io",
+    "v1",
+    "ClusterRole",
+    "clusterroles",
+    CLUSTER_SCOPED
+);
+pub const CLUSTER_ROLE_BINDING: Kind = kind!(
+    "rbac.authorization.k8s.io",
+    "v1",
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+    CLUSTER_SCOPED
+);
+pub const VALIDATING_WEBHOOK_CONFIGURATION: Kind = kind!(
+    "admissionregistration.k8s.io",
+    "v1",
+    "ValidatingWebhookConfiguration",
+    "validatingwebhookconfigurations",
+    CLUSTER_SCOPED
+);
+pub const MUTATING_WEBHOOK_CONFIGURATION: Kind = kind!(
+    "admissionregistration.k8s.io",
+    "v1",
+    "MutatingWebhookConfiguration",
+    "mutatingwebhookconfigurations",
+    CLUSTER_SCOPED
+);
+pub const MANAGEMENT: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "Management",
+    "managements",
+    CLUSTER_SCOPED
+);
+pub const RELEASE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "Release",
+    "releases",
+    CLUSTER_SCOPED
+);
+pub const CLUSTER_REPORT: Kind = kind!(
+    "config.projectsveltos.io",
+    "v1beta1",
+    "ClusterReport",
+    "clusterreports",
+    NAMESPACED
+);
+pub const ARGO_APPLICATION: Kind = kind!(
+    "argoproj.io",
+    "v1alpha1",
+    "Application",
+    "applications",
+    NAMESPACED
+);
+pub const ARGO_APPLICATION_SET: Kind = kind!(
+    "argoproj.io",
+    "v1alpha1",
+    "ApplicationSet",
+    "applicationsets",
+    NAMESPACED
+);
+pub const ARGO_APP_PROJECT: Kind = kind!(
+    "argoproj.io",
+    "v1alpha1",
+    "AppProject",
+    "appprojects",
+    NAMESPACED
+);
+
+/// Kinds whose scope lint knows when an SMP references them (a reference to a namespaced
+/// kind needs a namespace, one to a cluster-scoped kind must not have one).
+pub const SCOPE_KNOWN: &[&Kind] = &[
+    &DEPLOYMENT,
+    &STATEFUL_SET,
+    &DAEMON_SET,
+    &REPLICA_SET,
+    &POD,
+    &SERVICE,
+    &CONFIG_MAP,
+    &SECRET,
+    &SERVICE_ACCOUNT,
+    &ENDPOINTS,
+    &JOB,
+    &CRON_JOB,
+    &HELM_RELEASE,
+    &KUSTOMIZATION,
+    &GIT_REPOSITORY,
+    &HELM_REPOSITORY,
+    &HELM_CHART,
+    &OCI_REPOSITORY,
+    &BUCKET,
+    &EXTERNAL_ARTIFACT,
+    &NAMESPACE,
+    &NODE,
+    &PERSISTENT_VOLUME,
+    &CRD,
+    &CLUSTER_ROLE,
+    &CLUSTER_ROLE_BINDING,
+    &VALIDATING_WEBHOOK_CONFIGURATION,
+    &MUTATING_WEBHOOK_CONFIGURATION,
+    &STATE_MANAGEMENT_PROVIDER,
+    &MANAGEMENT,
+    &RELEASE,
+];
+
+/// Custom resources of other add-on controllers an SMP may name as provisioners, whose
+/// resource names lint knows without their CRDs.
+pub const ADDON_CRDS: &[&Kind] = &[
+    &PROFILE,
+    &CLUSTER_PROFILE,
+    &CLUSTER_SUMMARY,
+    &CLUSTER_CONFIGURATION,
+    &CLUSTER_REPORT,
+    &ARGO_APPLICATION,
+    &ARGO_APPLICATION_SET,
+    &ARGO_APP_PROJECT,
+];
+
+/// Whether a kind of [`SCOPE_KNOWN`] is namespaced (matched by group and kind, any version).
+pub fn known_scope(api_version: &str, kind: &str) -> Option<bool> {
+    let group = group_of(api_version);
+    SCOPE_KNOWN
+        .iter()
+        .find(|k| k.group == group && k.kind == kind)
+        .map(|k| k.namespaced)
+}
+
+/// Every kind of the table (the kinds the tool reads or writes).
+pub const ALL: &[&Kind] = &[
+    &SECRET,
+    &DEPLOYMENT,
+    &CRD,
+    &LEASE,
+    &STATE_MANAGEMENT_PROVIDER,
+    &SERVICE_SET,
+    &SERVICE_TEMPLATE,
+    &CLUSTER_DEPLOYMENT,
+    &MULTI_CLUSTER_SERVICE,
+    &HELM_RELEASE,
+    &KUSTOMIZATION,
+    &HELM_CHART,
+    &HELM_REPOSITORY,
+    &GIT_REPOSITORY,
+    &OCI_REPOSITORY,
+    &BUCKET,
+    &EXTERNAL_ARTIFACT,
+    &PROFILE,
+    &CLUSTER_PROFILE,
+    &CLUSTER_SUMMARY,
+    &CLUSTER_CONFIGURATION,
+    &SVELTOS_CLUSTER,
+    &CAPI_CLUSTER,
+];
+
+/// The Flux objects the adapter writes, one per service.
+pub const FLUX_OBJECTS: &[&Kind] = &[&HELM_RELEASE, &KUSTOMIZATION];
+
+/// The Flux source kinds a HelmRelease or Kustomization may consume.
+pub const FLUX_SOURCES: &[&Kind] = &[
+    &HELM_CHART,
+    &HELM_REPOSITORY,
+    &GIT_REPOSITORY,
+    &OCI_REPOSITORY,
+    &BUCKET,
+    &EXTERNAL_ARTIFACT,
+];
+
+/// The kcm group (every k0rdent kind).
+pub const KCM_GROUP: &str = SERVICE_SET.group;
+/// The kcm apiVersion.
+pub const KCM_API_VERSION: &str = SERVICE_SET.api_version;
+
+/// A kind of the table by its name (kind names are unique in the table).
+pub fn by_name(kind: &str) -> Option<&'static Kind> {
+    ALL.iter().copied().find(|k| k.kind == kind)
+}
+
+/// A Flux source kind by name.
+pub fn flux_source(kind: &str) -> Option<&'static Kind> {
+    FLUX_SOURCES.iter().copied().find(|k| k.kind == kind)
+}
+
+/// A Flux object kind (HelmRelease, Kustomization) by name.
+pub fn flux_object(kind: &str) -> Option<&'static Kind> {
+    FLUX_OBJECTS.iter().copied().find(|k| k.kind == kind)
+}
+
+/// The group of an apiVersion (`apps/v1` → `apps`, `v1` → the core group ``).
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// The (group, version) of an apiVersion.
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.rsplit_once('/').unwrap_or(("", api_version))
+}
+
+impl Kind {
+    /// Whether `api_version`/`kind` name this kind.
+    pub fn is(&self, api_version: &str, kind: &str) -> bool {
+        self.kind == kind && self.api_version == api_version
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_consistent() {
+        for (i, k) in ALL.iter().enumerate() {
+            let want = if k.group.is_empty() {
+                k.version.to_string()
+            } else {
+                format!("{}/{}", k.group, k.version)
+            };
+            assert_eq!(k.api_version, want);
+            assert_eq!(k.plural, k.plural.to_ascii_lowercase());
+            assert!(
+                ALL[..i].iter().all(|o| o.kind != k.kind),
+                "{} twice",
+                k.kind
+            );
+            assert_eq!(by_name(k.kind), Some(*k));
+        }
+        assert_eq!(group_of("apps/v1"), "apps");
+        assert_eq!(group_of("v1"), "");
+        assert_eq!(flux_source("HelmChart"), Some(&HELM_CHART));
+        assert_eq!(flux_source("HelmRelease"), None);
+        assert_eq!(flux_object("Kustomization"), Some(&KUSTOMIZATION));
+    }
+}

@@ -1,0 +1,301 @@
+//! What every object has: its identity ([`ObjectId`]), and a borrowed view of its metadata
+//! and status conditions ([`Object`]).
+//!
+//! Views borrow the JSON: the object stays exactly as read (unknown fields included) for the
+//! code that writes it back or prints it, and reading a field costs what the lookup costs.
+//! Accessors of a malformed object give the empty value of their type, never a panic; code
+//! that must reject malformed input (kcm's derivation) decodes strictly instead.
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// The string at a JSON pointer, or "" (absent, null, or not a string).
+pub fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    opt_str_at(v, pointer).unwrap_or("")
+}
+
+/// The string at a JSON pointer, if there is one.
+pub fn opt_str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}
+
+/// The bool at a JSON pointer, if it is one.
+pub fn bool_at(v: &Value, pointer: &str) -> Option<bool> {
+    v.pointer(pointer).and_then(Value::as_bool)
+}
+
+/// The integer at a JSON pointer, if it is one.
+pub fn i64_at(v: &Value, pointer: &str) -> Option<i64> {
+    v.pointer(pointer).and_then(Value::as_i64)
+}
+
+/// The items of the list at a JSON pointer (none when absent or not a list).
+pub fn items_at<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// apiVersion, kind, namespace and name of an object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectId {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(serialize_with = "empty_as_null")]
+    pub namespace: String,
+    pub name: String,
+}
+
+fn empty_as_null<S: serde::Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_empty() {
+        s.serialize_none()
+    } else {
+        s.serialize_str(v)
+    }
+}
+
+impl ObjectId {
+    pub fn of(json: &Value) -> ObjectId {
+        ObjectId {
+            api_version: str_at(json, "/apiVersion").to_string(),
+            kind: str_at(json, "/kind").to_string(),
+            namespace: str_at(json, "/metadata/namespace").to_string(),
+            name: str_at(json, "/metadata/name").to_string(),
+        }
+    }
+
+    /// The id of an object of `kind` that may not exist.
+    pub fn new(kind: &super::Kind, namespace: &str, name: &str) -> ObjectId {
+        ObjectId {
+            api_version: kind.api_version.into(),
+            kind: kind.kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
+    /// The API group (empty for the core group).
+    pub fn group(&self) -> &str {
+        super::kinds::group_of(&self.api_version)
+    }
+}
+
+impl fmt::Display for ObjectId {
+    /// `Kind/namespace/name` (or `Kind/name` for cluster-scoped objects), as kubectl prints them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = if self.kind.is_empty() {
+            "<no kind>"
+        } else {
+            &self.kind
+        };
+        if self.namespace.is_empty() {
+            write!(f, "{kind}/{}", self.name)
+        } else {
+            write!(f, "{kind}/{}/{}", self.namespace, self.name)
+        }
+    }
+}
+
+/// A borrowed view of any Kubernetes object.
+#[derive(Debug, Clone, Copy)]
+pub struct Object<'a>(pub &'a Value);
+
+impl<'a> Object<'a> {
+    pub fn json(self) -> &'a Value {
+        self.0
+    }
+
+    pub fn api_version(self) -> &'a str {
+        str_at(self.0, "/apiVersion")
+    }
+
+    pub fn kind(self) -> &'a str {
+        str_at(self.0, "/kind")
+    }
+
+    pub fn name(self) -> &'a str {
+        str_at(self.0, "/metadata/name")
+    }
+
+    pub fn namespace(self) -> &'a str {
+        str_at(self.0, "/metadata/namespace")
+    }
+
+    pub fn uid(self) -> &'a str {
+        str_at(self.0, "/metadata/uid")
+    }
+
+    /// `metadata.name` when it is set (possibly empty).
+    pub fn name_if_set(self) -> Option<&'a str> {
+        self.0.pointer("/metadata/name").and_then(Value::as_str)
+    }
+
+    /// `metadata.uid` when it is set (possibly empty).
+    pub fn uid_if_set(self) -> Option<&'a str> {
+        self.0.pointer("/metadata/uid").and_then(Value::as_str)
+    }
+
+    pub fn resource_version(self) -> &'a str {
+        str_at(self.0, "/metadata/resourceVersion")
+    }
+
+    pub fn generation(self) -> Option<i64> {
+        self.0
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+    }
+
+    pub fn id(self) -> ObjectId {
+        ObjectId::of(self.0)
+    }
+
+    /// `Kind/namespace/name`.
+    pub fn display(self) -> String {
+        self.id().to_string()
+    }
+
+    /// `metadata.labels` (null when absent).
+    pub fn labels(self) -> &'a Value {
+        self.0.pointer("/metadata/labels").unwrap_or(&Value::Null)
+    }
+
+    /// The value of a label, or "".
+    pub fn label(self, key: &str) -> &'a str {
+        self.0
+            .get("metadata")
+            .and_then(|m| m.get("labels"))
+            .and_then(|l| l.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    pub fn has_annotation(self, key: &str) -> bool {
+        self.0
+            .pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+            .is_some_and(|a| a.contains_key(key))
+    }
+
+    /// `metadata.deletionTimestamp` is set (not null, not empty).
+    pub fn is_deleting(self) -> bool {
+        self.0
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|v| !v.is_null() && v.as_str() != Some(""))
+    }
+
+    pub fn finalizers(self) -> &'a [Value] {
+        items_at(self.0, "/metadata/finalizers")
+    }
+
+    pub fn has_finalizer(self, finalizer: &str) -> bool {
+        self.finalizers()
+            .iter()
+            .any(|f| f.as_str() == Some(finalizer))
+    }
+
+    /// Whether a controller ownerReference names `uid` (an empty uid controls nothing).
+    pub fn is_controlled_by(self, uid: &str) -> bool {
+        !uid.is_empty()
+            && items_at(self.0, "/metadata/ownerReferences")
+                .iter()
+                .any(|r| {
+                    r.get("controller").and_then(Value::as_bool) == Some(true)
+                        && str_at(r, "/uid") == uid
+                })
+    }
+
+    /// The controller ownerReference, if any.
+    pub fn controller(self) -> Option<&'a Value> {
+        items_at(self.0, "/metadata/ownerReferences")
+            .iter()
+            .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+    }
+
+    /// `status` (None when absent).
+    pub fn status(self) -> Option<&'a Value> {
+        self.0.get("status")
+    }
+
+    pub fn observed_generation(self) -> Option<i64> {
+        self.0
+            .pointer("/status/observedGeneration")
+            .and_then(Value::as_i64)
+    }
+
+    /// `status.conditions`.
+    pub fn conditions(self) -> impl Iterator<Item = Condition<'a>> {
+        items_at(self.0, "/status/conditions").iter().map(Condition)
+    }
+
+    /// The condition of a type.
+    pub fn condition(self, type_: &str) -> Option<Condition<'a>> {
+        self.conditions().find(|c| c.type_() == type_)
+    }
+}
+
+/// A borrowed view of one `metav1.Condition`.
+#[derive(Debug, Clone, Copy)]
+pub struct Condition<'a>(pub &'a Value);
+
+impl<'a> Condition<'a> {
+    pub fn type_(self) -> &'a str {
+        str_at(self.0, "/type")
+    }
+    pub fn status(self) -> &'a str {
+        str_at(self.0, "/status")
+    }
+    pub fn reason(self) -> &'a str {
+        str_at(self.0, "/reason")
+    }
+    pub fn message(self) -> &'a str {
+        str_at(self.0, "/message")
+    }
+    pub fn last_transition_time(self) -> &'a str {
+        str_at(self.0, "/lastTransitionTime")
+    }
+    pub fn observed_generation(self) -> Option<i64> {
+        self.0.get("observedGeneration").and_then(Value::as_i64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn object_id_groups_and_display() {
+        let id = ObjectId::of(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "a", "namespace": "x"}}));
+        assert_eq!(id.group(), "apps");
+        assert_eq!(id.to_string(), "Deployment/x/a");
+        let id = ObjectId::of(&json!({"apiVersion": "v1"}));
+        assert_eq!(id.group(), "");
+        assert_eq!(id.to_string(), "<no kind>/");
+    }
+
+    #[test]
+    fn metadata_of_well_formed_and_malformed_objects() {
+        let o = json!({"metadata": {"name": "a", "labels": {"k": "v"}, "annotations": {"p": ""},
+            "finalizers": ["f"], "deletionTimestamp": null, "generation": 3,
+            "ownerReferences": [{"uid": "u", "controller": true}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "observedGeneration": 3}]}});
+        let v = Object(&o);
+        assert_eq!((v.name(), v.label("k"), v.label("x")), ("a", "v", ""));
+        assert!(v.has_annotation("p") && v.has_finalizer("f") && !v.is_deleting());
+        assert!(v.is_controlled_by("u") && !v.is_controlled_by("") && !v.is_controlled_by("w"));
+        assert_eq!(v.generation(), Some(3));
+        assert_eq!(v.condition("Ready").map(|c| c.status()), Some("True"));
+        assert_eq!(
+            v.condition("Ready").and_then(|c| c.observed_generation()),
+            Some(3)
+        );
+        let bad = json!({"metadata": [1], "status": "x"});
+        let v = Object(&bad);
+        assert_eq!((v.name(), v.label("k")), ("", ""));
+        assert!(v.finalizers().is_empty() && v.condition("Ready").is_none());
+        assert!(v.labels().is_null());
+    }
+}

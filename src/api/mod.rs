@@ -1,0 +1,24 @@
+//! The vocabulary: every Kubernetes fact the tool relies on, each in one place, and no logic
+//! beyond it.
+//!
+//! - [`kinds`]: the table of every kind read or written (group, version, kind, plural, scope);
+//! - [`meta`], [`kcm`], [`flux`]: borrowed typed views of the objects (ServiceSet and its
+//!   services, StateManagementProvider and its references, ServiceTemplate, ClusterDeployment
+//!   and MultiClusterService, HelmRelease/Kustomization and their sources);
+//! - [`naming`]: the naming and labelling rules of the Flux adapter and of kcm;
+//! - the primitives: [`names`] (DNS-1123 names, label syntax), [`selector`] (label
+//!   selectors), [`duration`] (Go durations and the Flux duration pattern).
+//!
+//! PURE like the core, and below it: nothing here depends on the rest of the crate.
+
+pub mod duration;
+pub mod flux;
+pub mod kcm;
+pub mod kinds;
+pub mod meta;
+pub mod names;
+pub mod naming;
+pub mod selector;
+
+pub use kinds::Kind;
+pub use meta::{Object, ObjectId};

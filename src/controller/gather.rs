@@ -1,0 +1,127 @@
+//! Gather: what one reconcile of one ServiceSet decides from, read from the watch caches (and
+//! the controller's own newer writes), plus the sources of the Flux objects whose state waits
+//! on them, read on demand.
+
+use chrono::Utc;
+use kube::api::{Api, DynamicObject};
+use kube::runtime::reflector::ObjectRef;
+use serde_json::Value;
+use tracing::debug;
+
+use super::context::Ctx;
+use crate::api::{Object, kinds, naming};
+use crate::cluster::{api_resource, with_type};
+use crate::core::adapter::{self, Provider, SourceLookup};
+
+/// The inputs of [`adapter::plan`], owned.
+pub struct Gathered {
+    pub set: Value,
+    pub templates: Vec<Value>,
+    pub live: Vec<Value>,
+    pub sources: Vec<(String, SourceLookup)>,
+    pub provider: Provider,
+}
+
+impl Gathered {
+    /// The plan's inputs; `live` is a view of [`Self::live`].
+    pub fn inputs<'a>(
+        &'a self,
+        live: &'a [&'a Value],
+        source_timeout: std::time::Duration,
+    ) -> adapter::Inputs<'a> {
+        adapter::Inputs {
+            service_set: &self.set,
+            templates: &self.templates,
+            live,
+            sources: &self.sources,
+            provider: self.provider,
+            previous_status: self.set.get("status"),
+            now: Utc::now(),
+            source_timeout,
+        }
+    }
+}
+
+/// The SMP of the provider served, from its cache.
+fn smp(ctx: &Ctx) -> Option<Value> {
+    ctx.smps
+        .get(&ObjectRef::new_with(
+            &ctx.opts.provider,
+            ctx.kinds.smp.clone(),
+        ))
+        .map(|o| with_type(&o, &ctx.kinds.smp))
+}
+
+/// Everything a reconcile of `obj` decides from; None when this adapter does not serve it.
+pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
+    let set = ctx.written.freshest(with_type(obj, &ctx.kinds.service_set));
+    let meta = Object(&set);
+    let (name, ns, uid) = (meta.name(), meta.namespace(), meta.uid());
+    let smp = smp(ctx);
+    if !adapter::serves(&ctx.opts.provider, smp.as_ref(), &set) {
+        debug!(serviceset = %format!("{ns}/{name}"), "not served by this provider; skipped");
+        return None;
+    }
+    let provider = Provider::of(smp.as_ref());
+
+    // Templates of the namespace; Flux objects of the namespace that the set controls or
+    // whose name is <set>-<service>.
+    let templates: Vec<Value> = ctx
+        .templates
+        .state()
+        .iter()
+        .filter(|t| t.metadata.namespace.as_deref() == Some(ns))
+        .map(|t| with_type(t, &ctx.kinds.template))
+        .collect();
+    let prefix = naming::flux_object_name(name, "");
+    let mut live: Vec<Value> = Vec::new();
+    for (cache, kind) in [
+        (&ctx.helm_releases, &kinds::HELM_RELEASE),
+        (&ctx.kustomizations, &kinds::KUSTOMIZATION),
+    ] {
+        let cached: Vec<Value> = cache
+            .select(ns, |n, owners| {
+                n.starts_with(&prefix) || owners.iter().any(|o| o == uid)
+            })
+            .into_iter()
+            .map(|v| ctx.written.freshest(v))
+            .collect();
+        let mut extra = ctx.written.only_written(kind.kind, ns, &cached);
+        extra.retain(|v| adapter::controlled_by(v, &set));
+        live.extend(cached);
+        live.extend(extra);
+    }
+    let sources = sources(ctx, &set, &live).await;
+    Some(Gathered {
+        templates,
+        live,
+        sources,
+        provider,
+        set,
+    })
+}
+
+/// Sources, only for the objects the set controls whose state waits on them.
+async fn sources(ctx: &Ctx, set: &Value, live: &[Value]) -> Vec<(String, SourceLookup)> {
+    let mut out = Vec::new();
+    for o in live {
+        if !adapter::needs_source(o) || !adapter::controlled_by(o, set) {
+            continue;
+        }
+        let Some((kind, sns, sname)) = adapter::source_ref(o) else {
+            continue;
+        };
+        let Some(source_kind) = kinds::flux_source(&kind) else {
+            continue;
+        };
+        let ar = api_resource(source_kind);
+        let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &sns, &ar);
+        let of = Object(o).name().to_string();
+        match api.get_opt(&sname).await {
+            Ok(Some(src)) => out.push((of, SourceLookup::Found(with_type(&src, &ar)))),
+            Ok(None) => out.push((of, SourceLookup::Missing)),
+            Err(e) => debug!(error = %e, "source {kind} {sns}/{sname} not read"),
+        }
+    }
+    out
+}

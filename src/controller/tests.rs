@@ -1,0 +1,343 @@
+//! Scenario tests of one reconcile against a mocked API server: the exact sequence of
+//! requests for a create, an update, a deletion and a conflict (kube-rs controller-rs style:
+//! each expected call is awaited with a 1 s timeout and answered; any other call fails the
+//! test). The fake-server tests (tests/run_adapter.rs) cover whole runs over HTTP.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, Response};
+use kube::Client;
+use kube::api::DynamicObject;
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::watcher::Event;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::Options;
+use super::cache::TextCache;
+use super::context::{Ctx, Kinds, ReconcileError};
+use super::reconcile::reconcile_once;
+use super::written::Written;
+use crate::api::naming::{FIELD_MANAGER, FINALIZER};
+use crate::core::adapter;
+
+const NS: &str = "kcm-system";
+const SETS: &str = "/apis/k0rdent.mirantis.com/v1beta1/namespaces/kcm-system/servicesets/dev";
+const HR: &str = "/apis/helm.toolkit.fluxcd.io/v2/namespaces/kcm-system/helmreleases";
+
+type Call = (
+    Request<kube::client::Body>,
+    oneshot::Sender<Response<Full<Bytes>>>,
+);
+
+/// The other end of the mocked client: every request the reconcile sends arrives here.
+struct ApiServer {
+    calls: mpsc::UnboundedReceiver<Call>,
+}
+
+impl ApiServer {
+    /// Awaits the next request, checks its method and path, answers it; returns its body.
+    async fn expect(&mut self, method: &str, path: &str, status: u16, reply: Value) -> Value {
+        let (req, tx) = tokio::time::timeout(Duration::from_secs(1), self.calls.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no {method} {path} within 1 s"))
+            .expect("the client is gone");
+        assert_eq!(
+            (req.method().as_str(), req.uri().path()),
+            (method, path),
+            "unexpected call {} {}",
+            req.method(),
+            req.uri()
+        );
+        let query = req.uri().query().unwrap_or("").to_string();
+        let body = req.into_body().collect().await.unwrap().to_bytes();
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let response = Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(reply.to_string())))
+            .unwrap();
+        tx.send(response).unwrap();
+        json!({"query": query, "body": body})
+    }
+
+    /// Nothing else was sent.
+    fn done(mut self) {
+        if let Ok((req, _)) = self.calls.try_recv() {
+            panic!("unexpected call {} {}", req.method(), req.uri());
+        }
+    }
+}
+
+fn mock_client() -> (Client, ApiServer) {
+    let (tx, calls) = mpsc::unbounded_channel::<Call>();
+    let service = tower::service_fn(move |req: Request<kube::client::Body>| {
+        let tx = tx.clone();
+        async move {
+            let (rtx, rrx) = oneshot::channel();
+            tx.send((req, rtx))
+                .map_err(|_| "the test's server is gone")?;
+            rrx.await.map_err(|_| "no answer")
+        }
+    });
+    (Client::new(service, NS), ApiServer { calls })
+}
+
+fn dynamic(v: Value) -> DynamicObject {
+    serde_json::from_value(v).unwrap()
+}
+
+fn smp() -> Value {
+    json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "StateManagementProvider",
+        "metadata": {"name": "ksm-flux", "uid": "smp-uid"},
+        "spec": {"selector": {"matchLabels": {"ksm.k0rdent.mirantis.com/adapter": "kubectl-ksm"}}},
+        "status": {"ready": true}})
+}
+
+fn template() -> Value {
+    json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceTemplate",
+        "metadata": {"name": "nginx", "namespace": NS, "uid": "t-uid"},
+        "spec": {"helm": {"chartSpec": {"chart": "ingress-nginx", "version": "4.11.0",
+            "sourceRef": {"kind": "HelmRepository", "name": "catalog"}}}},
+        "status": {"valid": true, "chartRef": {"kind": "HelmChart", "name": "nginx", "namespace": NS}}})
+}
+
+fn service_set() -> Value {
+    json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceSet",
+        "metadata": {"name": "dev", "namespace": NS, "uid": "set-uid", "resourceVersion": "1",
+            "generation": 1, "labels": {"ksm.k0rdent.mirantis.com/adapter": "kubectl-ksm"}},
+        "spec": {"cluster": "dev", "provider": {"name": "ksm-flux"},
+            "services": [{"name": "ingress", "namespace": "ingress", "template": "nginx"}]}})
+}
+
+/// The HelmRelease the adapter renders for the set, as the server would return it.
+fn helm_release(set: &Value) -> Value {
+    let rendered = crate::core::render::render(&crate::core::render::Inputs {
+        service_set: set,
+        templates: &[template()],
+    });
+    let mut hr = rendered.objects[0].clone();
+    hr["metadata"]["uid"] = json!("hr-uid");
+    hr["metadata"]["resourceVersion"] = json!("5");
+    hr["metadata"]["managedFields"] = json!([{"manager": FIELD_MANAGER, "operation": "Apply",
+        "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:interval": {}}}}]);
+    hr
+}
+
+fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
+    let kinds = Kinds::new();
+    let mut smps = Writer::<DynamicObject>::new(kinds.smp.clone());
+    smps.apply_watcher_event(&Event::Apply(dynamic(smp())));
+    let mut templates = Writer::<DynamicObject>::new(kinds.template.clone());
+    templates.apply_watcher_event(&Event::Apply(dynamic(template())));
+    let hrs = TextCache::new(kinds.helm_release.clone());
+    for hr in helm_releases {
+        hrs.apply(&Event::Apply(dynamic(hr.clone())));
+    }
+    let (_, synced) = tokio::sync::watch::channel(true);
+    Ctx {
+        client,
+        opts: Options {
+            provider: "ksm-flux".into(),
+            leader_elect: false,
+            lease_namespace: None,
+            lease_name: None,
+            bind: "127.0.0.1:0".parse().unwrap(),
+            source_timeout: Duration::from_secs(600),
+            resync: Duration::ZERO,
+            concurrency: 1,
+            json_logs: false,
+        },
+        smps: smps.as_reader(),
+        templates: templates.as_reader(),
+        helm_releases: hrs,
+        kustomizations: TextCache::new(kinds.kustomization.clone()),
+        kinds,
+        written: Written::default(),
+        synced,
+        failures: Mutex::new(HashMap::new()),
+        metrics: Arc::new(super::Metrics::default()),
+    }
+}
+
+/// The status the adapter computes for `set` with `live` Flux objects (as a previous
+/// reconcile would have written it).
+fn status_of(set: &Value, live: &[Value]) -> Value {
+    let live: Vec<&Value> = live.iter().collect();
+    adapter::plan(&adapter::Inputs {
+        service_set: set,
+        templates: &[template()],
+        live: &live,
+        sources: &[],
+        provider: adapter::Provider {
+            ready: true,
+            suspended: false,
+        },
+        previous_status: set.get("status"),
+        now: chrono::Utc::now(),
+        source_timeout: Duration::from_secs(600),
+    })
+    .status
+}
+
+async fn reconcile(ctx: &Ctx, set: &Value) -> Result<Action, ReconcileError> {
+    reconcile_once(&dynamic(set.clone()), ctx).await
+}
+
+#[tokio::test]
+async fn a_new_service_set_gets_the_finalizer_then_its_status_then_its_helm_release() {
+    let (client, mut server) = mock_client();
+    let ctx = ctx(client, &[]);
+    let set = service_set();
+    let mut with_finalizer = set.clone();
+    with_finalizer["metadata"]["finalizers"] = json!([FINALIZER]);
+    with_finalizer["metadata"]["resourceVersion"] = json!("2");
+    let (result, ()) = tokio::join!(reconcile(&ctx, &set), async {
+        let call = server
+            .expect("PATCH", SETS, 200, with_finalizer.clone())
+            .await;
+        assert_eq!(
+            call["body"],
+            json!({"metadata": {"finalizers": [FINALIZER], "resourceVersion": "1"}})
+        );
+        let call = server
+            .expect(
+                "PATCH",
+                &format!("{SETS}/status"),
+                200,
+                with_finalizer.clone(),
+            )
+            .await;
+        assert_eq!(
+            call["body"]["metadata"]["resourceVersion"], "2",
+            "the finalizer's version"
+        );
+        assert_eq!(call["body"]["status"]["services"][0]["state"], "Pending");
+        let hr = helm_release(&set);
+        let call = server
+            .expect("PATCH", &format!("{HR}/dev-ingress"), 200, hr)
+            .await;
+        assert!(
+            call["query"]
+                .as_str()
+                .unwrap()
+                .contains("fieldManager=kubectl-ksm")
+        );
+        assert!(call["query"].as_str().unwrap().contains("force=true"));
+        assert_eq!(call["body"]["kind"], "HelmRelease");
+    });
+    assert_eq!(result.unwrap(), Action::await_change());
+    server.done();
+}
+
+#[tokio::test]
+async fn a_helm_release_out_of_sync_is_applied_again_and_nothing_else_is_written() {
+    let (client, mut server) = mock_client();
+    let mut set = service_set();
+    set["metadata"]["finalizers"] = json!([FINALIZER]);
+    let mut hr = helm_release(&set);
+    hr["spec"]["interval"] = json!("1h");
+    set["status"] = status_of(&set, std::slice::from_ref(&hr));
+    let ctx = ctx(client, std::slice::from_ref(&hr));
+    let (result, ()) = tokio::join!(reconcile(&ctx, &set), async {
+        let call = server
+            .expect(
+                "PATCH",
+                &format!("{HR}/dev-ingress"),
+                200,
+                helm_release(&set),
+            )
+            .await;
+        assert_eq!(call["body"]["spec"]["interval"], "10m");
+    });
+    assert_eq!(result.unwrap(), Action::await_change());
+    server.done();
+}
+
+#[tokio::test]
+async fn a_deleted_service_set_shows_deleting_then_deletes_its_objects_and_looks_again() {
+    let (client, mut server) = mock_client();
+    let mut set = service_set();
+    set["metadata"]["finalizers"] = json!([FINALIZER]);
+    let hr = helm_release(&set);
+    set["status"] = status_of(&set, std::slice::from_ref(&hr));
+    set["metadata"]["deletionTimestamp"] = json!("2026-11-21T12:00:00Z");
+    let ctx = ctx(client, std::slice::from_ref(&hr));
+    let (result, ()) = tokio::join!(reconcile(&ctx, &set), async {
+        let call = server
+            .expect("PATCH", &format!("{SETS}/status"), 200, set.clone())
+            .await;
+        assert_eq!(call["body"]["status"]["services"][0]["state"], "Deleting");
+        let call = server
+            .expect("DELETE", &format!("{HR}/dev-ingress"), 200, hr.clone())
+            .await;
+        assert_eq!(call["body"]["preconditions"]["uid"], "hr-uid");
+    });
+    assert_eq!(result.unwrap(), Action::requeue(Duration::from_secs(2)));
+    server.done();
+}
+
+#[tokio::test]
+async fn once_nothing_remains_the_server_is_asked_then_the_finalizer_goes() {
+    let (client, mut server) = mock_client();
+    let mut set = service_set();
+    set["metadata"]["finalizers"] = json!([FINALIZER, "other/finalizer"]);
+    set["metadata"]["deletionTimestamp"] = json!("2026-11-21T12:00:00Z");
+    set["status"] = status_of(&set, &[]);
+    let ctx = ctx(client, &[]);
+    let empty = |kind: &str| json!({"apiVersion": "v1", "kind": kind, "metadata": {}, "items": []});
+    let (result, ()) = tokio::join!(reconcile(&ctx, &set), async {
+        let call = server
+            .expect("GET", HR, 200, empty("HelmReleaseList"))
+            .await;
+        assert!(
+            call["query"]
+                .as_str()
+                .unwrap()
+                .contains("labelSelector=ksm.k0rdent.mirantis.com%2Fserviceset%3Ddev")
+        );
+        server
+            .expect(
+                "GET",
+                "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/kcm-system/kustomizations",
+                200,
+                empty("KustomizationList"),
+            )
+            .await;
+        let call = server.expect("PATCH", SETS, 200, set.clone()).await;
+        assert_eq!(
+            call["body"]["metadata"]["finalizers"],
+            json!(["other/finalizer"])
+        );
+    });
+    assert_eq!(result.unwrap(), Action::await_change());
+    server.done();
+}
+
+#[tokio::test]
+async fn a_conflict_on_the_finalizer_reads_the_service_set_again_and_fails_for_a_retry() {
+    let (client, mut server) = mock_client();
+    let ctx = ctx(client, &[]);
+    let set = service_set();
+    let conflict = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+        "message": "the object has been modified", "reason": "Conflict", "code": 409});
+    let mut fresh = set.clone();
+    fresh["metadata"]["resourceVersion"] = json!("7");
+    let (result, ()) = tokio::join!(reconcile(&ctx, &set), async {
+        server.expect("PATCH", SETS, 409, conflict.clone()).await;
+        server.expect("GET", SETS, 200, fresh.clone()).await;
+    });
+    assert!(
+        matches!(result, Err(ReconcileError::Conflict(_))),
+        "{result:?}"
+    );
+    // The fresh copy stands in for the lagging cache on the retry.
+    let again = ctx.written.freshest(set.clone());
+    assert_eq!(again["metadata"]["resourceVersion"], "7");
+    server.done();
+}
