@@ -340,3 +340,54 @@ fn explanations_share_the_budget_and_are_shortened() {
         .unwrap();
     assert!(lhs.len() < 400 && lhs.ends_with('…'), "{lhs}");
 }
+
+#[test]
+fn a_secrets_data_never_shows_in_any_output_of_eval() {
+    let dir = scratch("secret");
+    let secret = write(
+        &dir,
+        "secret.json",
+        json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "creds", "namespace": "default", "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration":
+                    "{\"data\":{\"password\":\"c3VwZXJzZWNyZXQ=\"}}"}},
+            "data": {"password": "c3VwZXJzZWNyZXQ="},
+            "stringData": {"token": "hunter2-token"}
+        })
+        .to_string(),
+    );
+    for rule in [
+        "self == {}",
+        "self.data.password == 'x'",
+        "self.data.password + 'x' == 'y'",
+        "[self.data].all(d, d.password == 'q')",
+        "self.stringData.token.startsWith('zz')",
+        "self.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'] == ''",
+        // errors whose message would quote the value
+        "self.data[self.stringData.token] == 'x'",
+        "{'a': 1}[self.stringData.token] == 1",
+        "self.stringData.token.matches(self.stringData.token + '(')",
+        "self.stringData.token",
+    ] {
+        for format in ["human", "json"] {
+            let out = run(ksm()
+                .args(["eval", "-v", "-o", format, rule, "-f"])
+                .arg(&secret));
+            assert!(out.status.code().is_some_and(|c| c < 2), "{rule}: {out:?}");
+            let text = String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr);
+            for hidden in ["c3VwZXJz", "hunter2"] {
+                assert!(!text.contains(hidden), "{rule} ({format}): {text}");
+            }
+        }
+    }
+    let out = run(ksm().args(["eval", "self == {}", "-f"]).arg(&secret));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\"password\": <redacted: 16 bytes>")
+            && text.contains("\"token\": <redacted: 13 bytes>"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

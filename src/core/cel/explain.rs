@@ -132,6 +132,9 @@ pub fn memo(root: &Node) -> Memo {
     }
 }
 
+/// The message of an error that would show a Secret's data.
+pub const WITHHELD: &str = "evaluation error (message withheld: it shows Secret data)";
+
 /// Explains the rule, continuing the evaluator `ev` (its budget and its memo, see [`memo`]).
 pub fn explain<'a>(
     root: &'a Node,
@@ -155,7 +158,7 @@ pub fn explain<'a>(
             Err(f) if f.budget.is_some() => Err(budget_message(f)),
             Err(f) => {
                 if !redacted.is_empty() && (redacted.leaks(&f.message)) {
-                    Err("evaluation error (message withheld: it shows Secret data)".into())
+                    Err(WITHHELD.into())
                 } else {
                     Err(f.message)
                 }

@@ -407,7 +407,10 @@ impl CompiledRule {
     /// Evaluates the rule against an object: a bool result is the verdict, anything else
     /// an error.
     pub fn evaluate(&self, obj: &Object) -> Verdict {
-        self.verdict(self.evaluate_values(&[&obj.value]))
+        withhold(
+            self.verdict(self.evaluate_values(&[&obj.value])),
+            &obj.redacted,
+        )
     }
 
     fn verdict(&self, r: Result<Cow<'_, Value>, Failure>) -> Verdict {
@@ -463,7 +466,7 @@ impl CompiledRule {
             ev.memo = Some(explain::memo(&self.root));
         }
         let r = ev.eval(&self.root).map_err(|f| self.failure(f));
-        let verdict = self.verdict(r);
+        let verdict = withhold(self.verdict(r), &obj.redacted);
         let wanted = match explain {
             Explain::Never => false,
             Explain::WhenNotTrue => verdict != Verdict::True,
@@ -482,6 +485,20 @@ impl CompiledRule {
     /// The clause tree of the rule for this object (see [`CompiledRule::evaluate_explained`]).
     pub fn explain(&self, obj: &Object) -> Vec<Clause> {
         self.evaluate_explained(obj, Explain::Always).1
+    }
+}
+
+/// An evaluation error whose message would show a Secret's data (`no such key: <a value>`,
+/// a pattern built from it) is reported without its message.
+fn withhold(verdict: Verdict, redacted: &Redacted) -> Verdict {
+    match verdict {
+        Verdict::Error(e) if !redacted.is_empty() && redacted.leaks(&e.message) => {
+            Verdict::Error(EvalError {
+                message: explain::WITHHELD.into(),
+                stage: e.stage,
+            })
+        }
+        other => other,
     }
 }
 
