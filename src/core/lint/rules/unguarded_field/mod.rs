@@ -239,8 +239,14 @@ fn unguarded_reads_memo(ctx: &Context, site: &RuleSite, risky: &Risky) -> Rc<Vec
 }
 
 fn unguarded_reads(rule: &str, risky: &Risky) -> Vec<Unguarded> {
+    analyse(rule, risky).0
+}
+
+/// The unguarded reads, and the work the walk did (paths added to and taken out of the
+/// known facts): linear in the rule.
+fn analyse(rule: &str, risky: &Risky) -> (Vec<Unguarded>, usize) {
     let Ok((expr, info)) = Parser::new().parse_with_source_info(rule) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     let mut w = Walker {
         rule,
@@ -249,13 +255,14 @@ fn unguarded_reads(rule: &str, risky: &Risky) -> Vec<Unguarded> {
         found: Vec::new(),
         facts: HashMap::new(),
         char_starts: None,
+        work: 0,
     };
     w.walk(&expr);
     // One finding per path, at its first read.
     let mut seen = BTreeSet::new();
     w.found.sort_by_key(|u| u.span.start);
     w.found.retain(|u| seen.insert(u.path.clone()));
-    w.found
+    (w.found, w.work)
 }
 
 type Path = Vec<String>;
@@ -271,16 +278,20 @@ struct Walker<'a> {
     facts: HashMap<Path, u32>,
     /// Byte offset of each character, computed once if the rule is not ASCII.
     char_starts: Option<Vec<usize>>,
+    /// Paths added to and taken out of `facts`.
+    work: usize,
 }
 
 impl Walker<'_> {
     fn add(&mut self, facts: &[Path]) {
+        self.work += facts.len();
         for f in facts {
             *self.facts.entry(f.clone()).or_insert(0) += 1;
         }
     }
 
     fn remove(&mut self, facts: &[Path]) {
+        self.work += facts.len();
         for f in facts {
             if let Some(n) = self.facts.get_mut(f) {
                 *n -= 1;
