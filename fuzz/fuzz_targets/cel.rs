@@ -1,6 +1,12 @@
 //! A readiness rule and an object: `<rule bytes> NUL <JSON text>`. The rule is compiled
 //! (parser, checker, planner); when the JSON parses, the rule is evaluated and explained
 //! against it, directly and through `readiness::Rule` (what `eval`, `check` and `run` use).
+//!
+//! A rule starting with a byte 0x01 to 0x05 is first put into a hostile shape, with the next
+//! byte as a count: doubled as a string or a list, looped over a list, scanned as a pattern
+//! or nested in comprehensions, so the fuzzer reaches the rules that grow values and loop over
+//! strings (time and memory must stay bounded: libFuzzer's -timeout, -rss_limit_mb and
+//! -malloc_limit_mb catch what does not).
 #![no_main]
 
 use kubectl_ksm::core::cel::{self, Limits, Object};
@@ -13,8 +19,19 @@ fuzz_target!(|data: &[u8]| {
         None => (data, &b""[..]),
     };
     let rule = String::from_utf8_lossy(rule);
+    let shaped = hostile(&rule);
     let json = String::from_utf8_lossy(json);
-    let limits = Limits::default();
+    // A hostile shape runs into the budget on purpose: a smaller cost limit keeps each run
+    // short, and the memory ceiling stays the default one.
+    let limits = if shaped != rule {
+        Limits {
+            max_cost: 2_000_000,
+            ..Limits::default()
+        }
+    } else {
+        Limits::default()
+    };
+    let rule = shaped;
 
     let compiled = cel::compile(&rule, &limits);
     if let Err(errors) = &compiled {
@@ -39,3 +56,33 @@ fuzz_target!(|data: &[u8]| {
         let _ = (&e.message, &e.kcm_message);
     }
 });
+
+/// The rule in the shape its first byte asks for (see the module's documentation).
+fn hostile(rule: &str) -> String {
+    let mut chars = rule.chars();
+    let (shape, count) = match (chars.next(), chars.next()) {
+        (Some(s @ '\u{1}'..='\u{5}'), Some(n)) => (s as u32, (n as u32 % 40) as usize),
+        _ => return rule.to_string(),
+    };
+    let inner = chars.as_str();
+    match shape {
+        // a string doubled `count` times
+        1 => format!("[string({inner})]{}.size() > 0", ".map(s, s + s)".repeat(count)),
+        // a list doubled, or nested
+        2 => format!("[[{inner}]]{}.size() > 0", ".map(l, l + l)".repeat(count)),
+        3 => format!("[{inner}]{}.size() > 0", ".map(l, [l, l])".repeat(count)),
+        // the rule evaluated for every element of nested ranges
+        4 => {
+            let mut r = inner.to_string();
+            for i in 0..count.min(6) {
+                r = format!("[{}].all(x{i}, {r})", "0, ".repeat(count * 8) + "0");
+            }
+            r
+        }
+        // a pattern built from the rule's value, matched against a long text
+        _ => format!(
+            "'{}'.matches(string({inner}) + string({count}))",
+            "ab".repeat(count * 1000)
+        ),
+    }
+}
