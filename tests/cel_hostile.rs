@@ -275,7 +275,7 @@ fn doctor_reports_a_rule_over_the_budget_in_every_format() {
         &rule,
     );
     let dump = write(&dir, "dump.yaml", dump);
-    for format in ["human", "json"] {
+    for format in ["human", "json", "sarif", "github", "yaml"] {
         let out = run(ksm()
             .args([
                 "doctor",
