@@ -1,6 +1,7 @@
 //! A readiness rule and an object: `<rule bytes> NUL <JSON text>`. The rule is compiled
 //! (parser, checker, planner); when the JSON parses, the rule is evaluated and explained
-//! against it, directly and through `readiness::Rule` (what `eval`, `check` and `run` use).
+//! against it, directly and through `readiness::Rule` (what `eval`, `check` and `run` use), in
+//! the readiness and in the health environment.
 //!
 //! A rule starting with a byte 0x01 to 0x05 is first put into a hostile shape, with the next
 //! byte as a count: doubled as a string or a list, looped over a list, scanned as a pattern
@@ -9,7 +10,7 @@
 //! -malloc_limit_mb catch what does not).
 #![no_main]
 
-use kubectl_ksm::core::cel::{self, Limits, Object};
+use kubectl_ksm::core::cel::{self, Environment, Limits, Object};
 use kubectl_ksm::core::readiness::{Explain, Rule};
 use libfuzzer_sys::fuzz_target;
 
@@ -46,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
     let obj = Object::from_json(&value);
     if let Ok(c) = &compiled {
         let _ = c.result_type();
-        let _ = c.estimated_cost(&obj);
+        let _ = c.value(&obj);
         let _ = c.evaluate(&obj);
         let _ = c.explain(&obj);
     }
@@ -55,6 +56,10 @@ fuzz_target!(|data: &[u8]| {
     if let Some(e) = &outcome.error {
         let _ = (&e.message, &e.kcm_message);
     }
+    // the same text as a health rule (`obj`, the string extension, no constant folding)
+    let health = Rule::in_env(&rule, &limits, Environment::Health);
+    let _ = health.evaluate(&value, Explain::WhenNotTrue);
+    let _ = health.message_for(&value);
 });
 
 /// The rule in the shape its first byte asks for (see the module's documentation).
@@ -67,7 +72,10 @@ fn hostile(rule: &str) -> String {
     let inner = chars.as_str();
     match shape {
         // a string doubled `count` times
-        1 => format!("[string({inner})]{}.size() > 0", ".map(s, s + s)".repeat(count)),
+        1 => format!(
+            "[string({inner})]{}.size() > 0",
+            ".map(s, s + s)".repeat(count)
+        ),
         // a list doubled, or nested
         2 => format!("[[{inner}]]{}.size() > 0", ".map(l, l + l)".repeat(count)),
         3 => format!("[{inner}]{}.size() > 0", ".map(l, [l, l])".repeat(count)),
