@@ -53,11 +53,9 @@ pub struct RunArgs {
     /// Log format
     #[arg(long, value_name = "FORMAT", default_value = "json", value_parser = ["json", "text"])]
     pub log_format: String,
-    #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
 }
 
-pub fn run(args: &RunArgs, _global: &GlobalArgs, _io: &mut Io) -> CliResult {
+pub fn run(args: &RunArgs, global: &GlobalArgs, _io: &mut Io) -> CliResult {
     let opts = Options {
         provider: args.provider.clone(),
         leader_elect: args.leader_elect,
@@ -69,6 +67,6 @@ pub fn run(args: &RunArgs, _global: &GlobalArgs, _io: &mut Io) -> CliResult {
         concurrency: args.concurrency,
         json_logs: args.log_format == "json",
     };
-    controller::run(&args.cluster, opts).map_err(CliError::Fatal)?;
+    controller::run(&global.cluster, opts).map_err(CliError::Fatal)?;
     Ok(EXIT_OK)
 }

@@ -35,7 +35,20 @@ pub fn json(
             })
         })
         .collect();
-    serde_json::to_writer_pretty(&mut *out, &arr)?;
+    let ready = checks.iter().filter(|c| c.ready).count();
+    // a rule over our budget: what kcm would write is not known, neither ready nor not
+    let undetermined = checks.iter().filter(|c| c.undetermined).count();
+    let report = super::envelope(
+        "CheckReport",
+        json!({
+            "providers": arr,
+            "summary": {
+                "providers": checks.len(), "ready": ready,
+                "notReady": checks.len() - ready - undetermined, "undetermined": undetermined,
+            },
+        }),
+    );
+    serde_json::to_writer_pretty(&mut *out, &report)?;
     writeln!(out)
 }
 

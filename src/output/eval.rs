@@ -15,9 +15,19 @@ pub struct Result {
     pub message: Option<String>,
 }
 
+/// A CEL value as shown in an explanation: booleans as JSON booleans, anything else as its
+/// CEL text (`'abc'`, `3`, `[1, 2]`).
+fn value_json(text: &str) -> Value {
+    match text {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        _ => Value::String(text.to_string()),
+    }
+}
+
 pub fn clause_json(c: &Clause) -> Value {
     let (value, error) = match &c.value {
-        Ok(v) => (Value::String(v.clone()), Value::Null),
+        Ok(v) => (value_json(v), Value::Null),
         Err(e) => (Value::Null, Value::String(e.clone())),
     };
     json!({
@@ -27,7 +37,7 @@ pub fn clause_json(c: &Clause) -> Value {
         "value": value,
         "error": error,
         "operands": c.operands.iter().map(|(text, v)| match v {
-            Ok(v) => json!({"text": text, "value": v, "error": null}),
+            Ok(v) => json!({"text": text, "value": value_json(v), "error": null}),
             Err(e) => json!({"text": text, "value": null, "error": e}),
         }).collect::<Vec<_>>(),
     })
@@ -47,8 +57,9 @@ pub fn outcome_json(o: &RuleOutcome) -> Value {
     })
 }
 
-/// `-o json`: one element per object, in input order.
-pub fn json(out: &mut dyn Write, results: &[Result]) -> io::Result<()> {
+/// `-o json`: the rule, one result per object in input order, and the counts.
+pub fn json(out: &mut dyn Write, rule: &str, results: &[Result]) -> io::Result<()> {
+    let (t, f, e, b) = counts(results);
     let arr: Vec<Value> = results
         .iter()
         .map(|r| {
@@ -62,8 +73,35 @@ pub fn json(out: &mut dyn Write, results: &[Result]) -> io::Result<()> {
             v
         })
         .collect();
-    serde_json::to_writer_pretty(&mut *out, &arr)?;
+    let report = super::envelope(
+        "EvalReport",
+        json!({
+            "rule": rule,
+            "results": arr,
+            "summary": {
+                "objects": results.len(), "true": t, "false": f, "failed": e, "budgetExceeded": b,
+            },
+        }),
+    );
+    serde_json::to_writer_pretty(&mut *out, &report)?;
     writeln!(out)
+}
+
+/// (true, false, failed, over the budget) results.
+fn counts(results: &[Result]) -> (usize, usize, usize, usize) {
+    let t = results
+        .iter()
+        .filter(|r| r.outcome.result == Some(true))
+        .count();
+    let f = results
+        .iter()
+        .filter(|r| r.outcome.result == Some(false))
+        .count();
+    let b = results
+        .iter()
+        .filter(|r| r.outcome.budget_exceeded.is_some())
+        .count();
+    (t, f, results.len() - t - f - b, b)
 }
 
 pub struct Paint {
@@ -193,23 +231,11 @@ pub fn human(
         }
         explanation(out, &r.outcome.explanation, 2, &p)?;
     }
-    let t = results
-        .iter()
-        .filter(|r| r.outcome.result == Some(true))
-        .count();
-    let f = results
-        .iter()
-        .filter(|r| r.outcome.result == Some(false))
-        .count();
-    let b = results
-        .iter()
-        .filter(|r| r.outcome.budget_exceeded.is_some())
-        .count();
-    let e = results.len() - t - f - b;
+    let (t, f, e, b) = counts(results);
     write!(
         out,
-        "{} objects: {t} true, {f} false, {e} failed",
-        results.len()
+        "{}: {t} true, {f} false, {e} failed",
+        super::count(results.len(), "object")
     )?;
     if b > 0 {
         write!(out, ", {b} over the evaluation budget (no verdict)")?;
