@@ -164,7 +164,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__check)
-            opts="-l -o -v -n -h -V --selector --objects --cost-limit --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            opts="-l -o -v -n -h -V --selector --objects --cost-limit --memory-limit --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -183,6 +183,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --cost-limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --memory-limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -472,7 +476,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__eval)
-            opts="-f -o -v -n -h -V --rule-file --filename --cost-limit --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            opts="-f -o -v -n -h -V --rule-file --filename --env --message --cost-limit --memory-limit --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -490,7 +494,19 @@ _kubectl__ksm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --env)
+                    COMPREPLY=($(compgen -W "readiness health" -- "${cur}"))
+                    return 0
+                    ;;
+                --message)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cost-limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --memory-limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

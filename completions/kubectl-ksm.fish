@@ -72,7 +72,11 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s h -l he
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l rule-file -d 'Read the rule from a file (`-` for stdin)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s f -l filename -d 'Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l env -d 'kcm\'s CEL environment: `readiness` (StateManagementProvider rules: `self`, programs built with OptOptimize) or `health` (the Sveltos adapter\'s health rules: `obj`, the string extension, programs built without options)' -r -f -a "readiness\t'StateManagementProvider readiness rules'
+health\t'Service health rules (the Sveltos adapter\'s verifier)'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l message -d 'With --env health: the rule\'s `message` expression, shown for each unhealthy object (empty when it fails or is not a string, as kcm\'s verifier does)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l cost-limit -d 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l memory-limit -d 'Memory budget of one evaluation (bytes the values it builds may take in all)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s o -l output -d 'Output format' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'A versioned JSON report'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''
@@ -90,6 +94,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s V -l ve
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s l -l selector -d 'Only the StateManagementProviders whose labels match (kubectl\'s syntax: a=b,c!=d)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l objects -d 'Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l cost-limit -d 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l memory-limit -d 'Memory budget of one evaluation (bytes the values it builds may take in all)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s o -l output -d 'Output format' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'A versioned JSON report'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''

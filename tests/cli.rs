@@ -533,12 +533,26 @@ fn eval_budget_is_enforced_and_configurable() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(
-        v["results"][0]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("evaluation budget exceeded"),
+    // Not a verdict, and not an ordinary error: kcm has no budget.
+    assert_eq!(v["results"][0]["result"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["results"][0]["error"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["results"][0]["budgetExceeded"]["resource"], "cost", "{v}");
+    assert_eq!(
+        v["results"][0]["budgetExceeded"]["message"],
+        "exceeds the evaluation budget (1000000 cost units); kcm would keep evaluating",
         "{v}"
+    );
+    let human = ksm()
+        .args(["eval", rule, "--cost-limit", "1000000", "-f"])
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert_eq!(human.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("no verdict: exceeds the evaluation budget (1000000 cost units); kcm would keep evaluating")
+            && text.contains("1 over the evaluation budget (no verdict)"),
+        "{text}"
     );
     // The default budget lets 4,000,000 iterations finish.
     let out = ksm().args(["eval", rule, "-f"]).arg(&obj).output().unwrap();

@@ -2,14 +2,14 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::input;
 use super::{CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::core::cel::Limits;
+use crate::core::cel::{Environment, Limits};
 use crate::core::objects::ObjectId;
 use crate::core::readiness::{Explain, Rule};
 use crate::output::eval as render;
@@ -22,10 +22,12 @@ Examples:
   kubectl ksm eval 'self.status.phase == \"Running\"' -f pods.yaml -o json
   kubectl ksm eval 'has(self.status.readyReplicas)' deploy/helm-controller -n flux-system
   kubectl ksm eval 'has(self.status)' hr/dev-cluster-ingress-nginx -n kcm-system --as system:serviceaccount:kcm-system:ksm-flux-sa
+  kubectl ksm eval --env health 'obj.status.phase == \"Running\"' --message '\"phase \" + obj.status.phase' -f pods.yaml
 
 Exit codes: 0 every result true, 1 a result false or failed, 2 bad usage or unreadable input.")]
 pub struct EvalArgs {
-    /// The CEL rule (kcm's environment: standard library, `self` is the object)
+    /// The CEL rule (readiness: standard library, `self` is the object; health: `obj` is the
+    /// object, with the string extension)
     #[arg(
         value_name = "RULE",
         required_unless_present = "rule_file",
@@ -47,11 +49,38 @@ pub struct EvalArgs {
         required_unless_present = "target"
     )]
     pub file: Option<PathBuf>,
+    /// kcm's CEL environment: `readiness` (StateManagementProvider rules: `self`, programs
+    /// built with OptOptimize) or `health` (the Sveltos adapter's health rules: `obj`, the
+    /// string extension, programs built without options)
+    #[arg(long, value_enum, default_value_t = EnvArg::Readiness)]
+    pub env: EnvArg,
+    /// With --env health: the rule's `message` expression, shown for each unhealthy object
+    /// (empty when it fails or is not a string, as kcm's verifier does)
+    #[arg(long, value_name = "EXPR")]
+    pub message: Option<String>,
     #[command(flatten)]
     pub budget: BudgetArgs,
     /// Output format
     #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
     pub output: OutputFormat,
+}
+
+/// The CEL environment of `eval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EnvArg {
+    /// StateManagementProvider readiness rules
+    Readiness,
+    /// Service health rules (the Sveltos adapter's verifier)
+    Health,
+}
+
+impl EnvArg {
+    fn env(self) -> Environment {
+        match self {
+            EnvArg::Readiness => Environment::Readiness,
+            EnvArg::Health => Environment::Health,
+        }
+    }
 }
 
 /// The formats of `eval -o`.
@@ -95,12 +124,16 @@ pub struct BudgetArgs {
     /// Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)
     #[arg(long, value_name = "UNITS", default_value_t = Limits::default().max_cost)]
     pub cost_limit: u64,
+    /// Memory budget of one evaluation (bytes the values it builds may take in all)
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_memory)]
+    pub memory_limit: u64,
 }
 
 impl BudgetArgs {
     pub fn limits(&self) -> Limits {
         Limits {
             max_cost: self.cost_limit,
+            max_memory: self.memory_limit,
             ..Limits::default()
         }
     }
@@ -147,7 +180,29 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
         (None, None) => unreachable!("clap requires -f or KIND/NAME"),
     };
-    let rule = Rule::new(&rule_text, &args.budget.limits());
+    if args.message.is_some() && args.env != EnvArg::Health {
+        return Err(CliError::Fatal(
+            "--message is the message expression of a health rule: use it with --env health".into(),
+        ));
+    }
+    let limits = args.budget.limits();
+    let rule = Rule::in_env(&rule_text, &limits, args.env.env());
+    let message = match &args.message {
+        Some(m) => {
+            let rule = Rule::in_env(m, &limits, Environment::Health);
+            if let Some(errors) = rule.compile_errors() {
+                // kcm refuses to load a health rule whose message does not compile
+                let text = errors
+                    .iter()
+                    .map(|e| e.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Err(CliError::Fatal(format!("message: compile: {text}")));
+            }
+            Some(rule)
+        }
+        None => None,
+    };
     let explain = if global.verbosity > 0 {
         Explain::Always
     } else {
@@ -155,14 +210,22 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     };
     let results: Vec<render::Result> = objects
         .iter()
-        .map(|(id, json)| render::Result {
-            object: id.clone(),
-            outcome: rule.evaluate(json, explain),
+        .map(|(id, json)| {
+            let outcome = rule.evaluate(json, explain);
+            let message = message
+                .as_ref()
+                .filter(|_| outcome.result == Some(false))
+                .map(|m| m.message_for(json));
+            render::Result {
+                object: id.clone(),
+                outcome,
+                message,
+            }
         })
         .collect();
     match format {
         OutputFormat::Json => render::json(io.stdout, &rule_text, &results)?,
-        _ => render::human(io.stdout, &rule_text, &results, io.color)?,
+        _ => render::human(io.stdout, &rule_text, args.env.env(), &results, io.color)?,
     }
     Ok(if results.iter().all(|r| r.outcome.result == Some(true)) {
         EXIT_OK

@@ -116,7 +116,7 @@ impl RuleEvaluator for CrdRules {
         match compiled.as_ref()?.evaluate(&object) {
             cel::Verdict::True => Some(true),
             cel::Verdict::False => Some(false),
-            cel::Verdict::Error(_) => None,
+            cel::Verdict::Error(_) | cel::Verdict::BudgetExceeded(_) => None,
         }
     }
 }

@@ -14,6 +14,24 @@ use crate::diag::{Diagnostic, Source};
 
 /// Codes of the problems found while loading (shared by every subcommand).
 pub const CODE_SYNTAX: &str = "KSM001";
+
+/// Where a Secret keeps what must never be shown: its `data` and `stringData`, and the
+/// last-applied annotation that `kubectl apply` writes with a copy of them.
+pub const SECRET_DATA_PATHS: &[&[&str]] = &[
+    &["data"],
+    &["stringData"],
+    &[
+        "metadata",
+        "annotations",
+        "kubectl.kubernetes.io/last-applied-configuration",
+    ],
+];
+
+/// Whether an object is a core `v1` Secret.
+pub fn is_secret(object: &serde_json::Value) -> bool {
+    object.get("kind").and_then(serde_json::Value::as_str) == Some("Secret")
+        && object.get("apiVersion").and_then(serde_json::Value::as_str) == Some("v1")
+}
 pub const CODE_NOT_OBJECT: &str = "KSM002";
 
 /// One object of a source.

@@ -22,7 +22,8 @@ pub fn json(
             json!({
                 "smp": c.smp,
                 "skipped": c.skipped,
-                "ready": c.ready,
+                // null: a rule exceeded our evaluation budget, so kcm's answer is not known
+                "ready": (!c.undetermined).then_some(c.ready),
                 "conditions": c.conditions,
                 "statusDisagreements": d.iter().map(|(t, then, now)| json!({"type": t, "recorded": then, "now": now})).collect::<Vec<_>>(),
                 "evaluations": c.evaluations.iter().map(|e| {
@@ -35,11 +36,16 @@ pub fn json(
         })
         .collect();
     let ready = checks.iter().filter(|c| c.ready).count();
+    // a rule over our budget: what kcm would write is not known, neither ready nor not
+    let undetermined = checks.iter().filter(|c| c.undetermined).count();
     let report = super::envelope(
         "CheckReport",
         json!({
             "providers": arr,
-            "summary": {"providers": checks.len(), "ready": ready, "notReady": checks.len() - ready},
+            "summary": {
+                "providers": checks.len(), "ready": ready,
+                "notReady": checks.len() - ready - undetermined, "undetermined": undetermined,
+            },
         }),
     );
     serde_json::to_writer_pretty(&mut *out, &report)?;
@@ -69,7 +75,9 @@ pub fn human(
         if i > 0 {
             writeln!(out)?;
         }
-        let state = if c.ready {
+        let state = if c.undetermined {
+            p.yellow("UNKNOWN (a rule exceeds the evaluation budget; kcm would keep evaluating)")
+        } else if c.ready {
             p.green("READY")
         } else {
             p.red("NOT READY")

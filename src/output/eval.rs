@@ -4,13 +4,15 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use crate::core::cel::{Clause, ClauseKind};
+use crate::core::cel::{Clause, ClauseKind, Environment};
 use crate::core::objects::ObjectId;
 use crate::core::readiness::RuleOutcome;
 
 pub struct Result {
     pub object: ObjectId,
     pub outcome: RuleOutcome,
+    /// A health rule's message for an unhealthy object (`--message`).
+    pub message: Option<String>,
 }
 
 /// A CEL value as shown in an explanation: booleans as JSON booleans, anything else as its
@@ -45,19 +47,28 @@ pub fn outcome_json(o: &RuleOutcome) -> Value {
     json!({
         "result": o.result,
         "error": o.error.as_ref().map(|e| json!({"phase": e.phase, "message": e.message})),
+        // Not a verdict: our evaluation budget stopped the rule, kcm would keep evaluating.
+        "budgetExceeded": o.budget_exceeded.as_ref().map(|b| json!({
+            "resource": b.resource.to_string(),
+            "limit": b.limit,
+            "message": b.message(),
+        })),
         "explanation": o.explanation.iter().map(clause_json).collect::<Vec<_>>(),
     })
 }
 
 /// `-o json`: the rule, one result per object in input order, and the counts.
 pub fn json(out: &mut dyn Write, rule: &str, results: &[Result]) -> io::Result<()> {
-    let (t, f, e) = counts(results);
+    let (t, f, e, b) = counts(results);
     let arr: Vec<Value> = results
         .iter()
         .map(|r| {
             let mut v = json!({"object": r.object});
             if let (Value::Object(m), Value::Object(o)) = (&mut v, outcome_json(&r.outcome)) {
                 m.extend(o);
+                if let Some(message) = &r.message {
+                    m.insert("message".into(), Value::String(message.clone()));
+                }
             }
             v
         })
@@ -67,15 +78,17 @@ pub fn json(out: &mut dyn Write, rule: &str, results: &[Result]) -> io::Result<(
         json!({
             "rule": rule,
             "results": arr,
-            "summary": {"objects": results.len(), "true": t, "false": f, "failed": e},
+            "summary": {
+                "objects": results.len(), "true": t, "false": f, "failed": e, "budgetExceeded": b,
+            },
         }),
     );
     serde_json::to_writer_pretty(&mut *out, &report)?;
     writeln!(out)
 }
 
-/// (true, false, failed) results.
-fn counts(results: &[Result]) -> (usize, usize, usize) {
+/// (true, false, failed, over the budget) results.
+fn counts(results: &[Result]) -> (usize, usize, usize, usize) {
     let t = results
         .iter()
         .filter(|r| r.outcome.result == Some(true))
@@ -84,7 +97,11 @@ fn counts(results: &[Result]) -> (usize, usize, usize) {
         .iter()
         .filter(|r| r.outcome.result == Some(false))
         .count();
-    (t, f, results.len() - t - f)
+    let b = results
+        .iter()
+        .filter(|r| r.outcome.budget_exceeded.is_some())
+        .count();
+    (t, f, results.len() - t - f - b, b)
 }
 
 pub struct Paint {
@@ -118,11 +135,12 @@ impl Paint {
 
 /// The verdict word of an outcome.
 pub fn verdict(o: &RuleOutcome, p: &Paint) -> String {
-    match (o.result, &o.error) {
-        (Some(true), _) => p.green("true"),
-        (Some(false), _) => p.red("false"),
-        (None, Some(e)) => p.red(&format!("error ({}): {}", phase_word(e.phase), e.message)),
-        (None, None) => p.red("error"),
+    match (o.result, &o.error, &o.budget_exceeded) {
+        (Some(true), _, _) => p.green("true"),
+        (Some(false), _, _) => p.red("false"),
+        (None, Some(e), _) => p.red(&format!("error ({}): {}", phase_word(e.phase), e.message)),
+        (None, None, Some(b)) => p.yellow(&format!("no verdict: {}", b.message())),
+        (None, None, None) => p.red("error"),
     }
 }
 
@@ -188,9 +206,19 @@ fn one_line(s: &str) -> String {
 }
 
 /// Human output of `eval`.
-pub fn human(out: &mut dyn Write, rule: &str, results: &[Result], color: bool) -> io::Result<()> {
+pub fn human(
+    out: &mut dyn Write,
+    rule: &str,
+    env: Environment,
+    results: &[Result],
+    color: bool,
+) -> io::Result<()> {
     let p = Paint { color };
-    writeln!(out, "{} {}", p.bold("rule:"), one_line(rule))?;
+    let label = match env {
+        Environment::Readiness => "rule:",
+        Environment::Health => "healthy:",
+    };
+    writeln!(out, "{} {}", p.bold(label), one_line(rule))?;
     for r in results {
         writeln!(
             out,
@@ -198,14 +226,21 @@ pub fn human(out: &mut dyn Write, rule: &str, results: &[Result], color: bool) -
             p.bold(&r.object.to_string()),
             verdict(&r.outcome, &p)
         )?;
+        if let Some(m) = &r.message {
+            writeln!(out, "  {} {m:?}", p.dim("message:"))?;
+        }
         explanation(out, &r.outcome.explanation, 2, &p)?;
     }
-    let (t, f, e) = counts(results);
-    writeln!(
+    let (t, f, e, b) = counts(results);
+    write!(
         out,
         "{}: {t} true, {f} false, {e} failed",
         super::count(results.len(), "object")
-    )
+    )?;
+    if b > 0 {
+        write!(out, ", {b} over the evaluation budget (no verdict)")?;
+    }
+    writeln!(out)
 }
 
 #[cfg(test)]

@@ -3,26 +3,33 @@
 use std::ops::Range;
 
 use super::CompileError;
-use super::ast::{Kind, Node};
-use super::decls::{PA, PB, STD_FUNCTIONS};
+use super::ast::{Func, Kind, Node};
+use super::decls::{self, Overload, PA, PB};
 use super::types::{self, CelType, Mapping};
+use super::value::Value;
 
 pub struct Checker {
     mapping: Mapping,
     next_var: u32,
     /// Types of the variable slots (declared variables then comprehension variables).
     slots: Vec<CelType>,
+    /// The environment has cel-go's string extension.
+    strings_ext: bool,
+    /// Types of list literal elements, by node address.
+    list_elements: std::collections::HashMap<usize, CelType>,
     pub errors: Vec<CompileError>,
 }
 
 impl Checker {
-    pub fn new(declared: &[CelType], slot_count: usize) -> Checker {
+    pub fn new(declared: &[CelType], slot_count: usize, strings_ext: bool) -> Checker {
         let mut slots = declared.to_vec();
         slots.resize(slot_count, CelType::Dyn);
         Checker {
             mapping: Mapping::default(),
             next_var: 0,
             slots,
+            strings_ext,
+            list_elements: std::collections::HashMap::new(),
             errors: Vec::new(),
         }
     }
@@ -98,6 +105,11 @@ impl Checker {
                 _ => CelType::Dyn,
             },
             Kind::TypeIdent(_, t) => t.clone(),
+            Kind::InSet { arg, .. } => {
+                self.check(arg);
+                CelType::Bool
+            }
+            Kind::Path { .. } => CelType::Dyn,
             Kind::Var(slot) => self.slots[*slot].clone(),
             Kind::Unresolved(name) => {
                 self.error(
@@ -141,6 +153,11 @@ impl Checker {
                 let mut et = None;
                 for e in elems.iter_mut() {
                     let t = self.check(e);
+                    if self.strings_ext {
+                        // kept for the string-format validator
+                        self.list_elements
+                            .insert(e as *const Node as usize, t.clone());
+                    }
                     et = Some(self.join(et, t));
                 }
                 let et = match et {
@@ -220,33 +237,48 @@ impl Checker {
                 types::substitute(&self.mapping, &rt, false)
             }
             Kind::Call {
-                name, target, args, ..
+                name,
+                target,
+                args,
+                guard,
+                func,
+                overload,
+                ..
             } => {
                 let name = name.clone();
-                self.check_call(&span, &name, target.as_deref_mut(), args)
+                let (t, narrowed, only) =
+                    self.check_call(&span, &name, target.as_deref_mut(), args);
+                *guard = narrowed;
+                *overload = only;
+                if *func == Func::Format {
+                    self.check_format(&span, target.as_deref(), args);
+                }
+                t
             }
         }
     }
 
+    /// The result type of a call, the overload it is narrowed to (see [`Overload`]), and the
+    /// index of the only overload that matched, if only one did.
     fn check_call(
         &mut self,
         span: &Range<usize>,
         name: &str,
         target: Option<&mut Node>,
         args: &mut [Node],
-    ) -> CelType {
+    ) -> (CelType, Option<&'static Overload>, Option<u8>) {
         let has_target = target.is_some();
         let mut arg_types = Vec::with_capacity(args.len() + 1);
         let target_t = target.map(|t| self.check(t));
         for a in args.iter_mut() {
             arg_types.push(self.check(a));
         }
-        let Some(overloads) = STD_FUNCTIONS.get(name) else {
+        let Some(function) = decls::function(name, self.strings_ext) else {
             self.error(
                 span,
                 format!("undeclared reference to '{name}' (in container '')"),
             );
-            return CelType::Error;
+            return (CelType::Error, None, None);
         };
         if let Some(t) = target_t {
             arg_types.insert(0, t);
@@ -263,14 +295,19 @@ impl Checker {
                     failed = true;
                 }
             }
-            return if failed {
-                CelType::Error
-            } else {
-                CelType::Bool
-            };
+            return (
+                if failed {
+                    CelType::Error
+                } else {
+                    CelType::Bool
+                },
+                None,
+                None,
+            );
         }
         let mut result: Option<CelType> = None;
-        for o in overloads {
+        let mut matched: Vec<(usize, &'static Overload)> = Vec::new();
+        for (index, o) in function.overloads.iter().enumerate() {
             if o.member != has_target {
                 continue;
             }
@@ -281,6 +318,7 @@ impl Checker {
             let params: Vec<CelType> = o.args.iter().map(inst).collect();
             let res = inst(&o.result);
             if types::is_assignable_list(&mut self.mapping, &arg_types, &params) {
+                matched.push((index, o));
                 let rt = types::substitute(&self.mapping, &res, false);
                 result = Some(match result {
                     None => rt,
@@ -290,7 +328,11 @@ impl Checker {
             }
         }
         match result {
-            Some(t) => t,
+            Some(t) => {
+                let only = (matched.len() == 1).then(|| matched[0]);
+                let narrowed = only.filter(|_| function.guarded).map(|(_, o)| o);
+                (t, narrowed, only.map(|(i, _)| i as u8))
+            }
             None => {
                 let shown: Vec<String> = arg_types
                     .iter()
@@ -305,8 +347,39 @@ impl Checker {
                     span,
                     format!("found no matching overload for '{name}' applied to '{sig}'"),
                 );
-                CelType::Error
+                (CelType::Error, None, None)
             }
+        }
+    }
+
+    /// cel-go's string-format validator: a constant format string applied to a list literal
+    /// is checked clause by clause against the static types of the list's elements.
+    fn check_format(&mut self, span: &Range<usize>, target: Option<&Node>, args: &[Node]) {
+        let (
+            Some(Node {
+                kind: Kind::Lit(Value::String(fmt)),
+                ..
+            }),
+            [list],
+        ) = (target, args)
+        else {
+            return;
+        };
+        let Kind::List(elems) = &list.kind else {
+            return;
+        };
+        let types: Vec<CelType> = elems
+            .iter()
+            .map(|e| {
+                self.list_elements
+                    .get(&(e as *const Node as usize))
+                    .map(|t| types::substitute(&self.mapping, t, true))
+                    .unwrap_or(CelType::Dyn)
+            })
+            .collect();
+        if let Err((at, message)) = super::ext::check_format(fmt, &types) {
+            let where_ = at.map_or_else(|| span.clone(), |i| elems[i].span.clone());
+            self.error(&where_, message);
         }
     }
 }

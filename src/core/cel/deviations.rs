@@ -21,6 +21,7 @@ fn ours(expr: &str, obj: &Object) -> String {
             Verdict::True => "true".into(),
             Verdict::False => "false".into(),
             Verdict::Error(e) => format!("error: {}", e.message),
+            Verdict::BudgetExceeded(b) => format!("budget: {b}"),
         },
     }
 }
@@ -79,7 +80,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "error wording: list index",
         "[1][3] == 1",
         "Err(\"Index out of bounds: Int(3)\")",
-        "error: index '3' out of range in list size '1'",
+        "error: index out of bounds: 3",
     ),
     (
         "string(double) is not Go's %g",

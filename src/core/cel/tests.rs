@@ -123,7 +123,7 @@ fn runtime_errors_use_cel_go_wording() {
     );
     assert_eq!(
         eval_err("self.status.conditions[5].type == 'x'"),
-        "index '5' out of range in list size '2'"
+        "index out of bounds: 5"
     );
     assert!(eval_err("self.status.replicas").contains("expected bool"));
 }
@@ -253,13 +253,11 @@ fn budget_refuses_expensive_evaluations() {
     };
     let rule = compile("self.items.all(x, self.items.all(y, x + y >= 0))", &limits).unwrap();
     match rule.evaluate(&obj) {
-        Verdict::Error(e) => {
-            assert!(e.budget_exceeded);
-            assert!(
-                e.message
-                    .starts_with("evaluation budget exceeded: more than 1000000 evaluation steps"),
-                "{}",
-                e.message
+        Verdict::BudgetExceeded(b) => {
+            assert_eq!(b.resource, Resource::Cost);
+            assert_eq!(
+                b.message(),
+                "exceeds the evaluation budget (1000000 cost units); kcm would keep evaluating"
             );
         }
         v => panic!("{v:?}"),
@@ -275,9 +273,9 @@ fn budget_refuses_expensive_evaluations() {
     let rule = compile("self.items.all(x, x >= 0)", &tight).unwrap();
     assert!(matches!(
         rule.evaluate(&obj),
-        Verdict::Error(EvalError {
-            budget_exceeded: true,
-            ..
+        Verdict::BudgetExceeded(BudgetExceeded {
+            resource: Resource::Cost,
+            limit: 100
         })
     ));
 }
@@ -332,33 +330,38 @@ fn explain_flattens_conjuncts_with_operand_values() {
     assert_eq!(e[0].kind, ClauseKind::Or);
     assert_eq!(e[1].kind, ClauseKind::Not);
     assert_eq!(e[1].value, Err("no such key: missing".into()));
-    assert_eq!(e[2].text, "self.status.missing == 1");
+    assert_eq!(e[1].text, "!(self.status.missing == 1)");
+    assert_eq!(e[2].text, "(self.status.missing == 1)");
     assert_eq!(e[3].text, "'ü' == \"x\"");
 }
 
 #[test]
-fn readiness_outcomes() {
-    let l = Limits::default();
-    let d = deployment();
-    assert_eq!(readiness("  ", &d, &l), ReadinessOutcome::Ready(true));
+fn clause_texts_keep_their_parentheses_and_function_names() {
+    let rule = "((1 + 2)) * 3 == 0 || (1 > 2 || -(1) > 0) || string((1)) == '' || int ( 2 ) == 3 \
+                || 1 in ([2]) || size([1]) == 0";
+    let c = compile(rule, &Limits::default())
+        .unwrap()
+        .explain(&deployment());
+    let texts: Vec<&str> = c.iter().map(|c| c.text.as_str()).collect();
     assert_eq!(
-        readiness("self.status.replicas == 2", &d, &l),
-        ReadinessOutcome::Ready(true)
+        texts[1..],
+        [
+            "((1 + 2)) * 3 == 0",
+            "1 > 2",
+            "-(1) > 0",
+            "string((1)) == ''",
+            "int ( 2 ) == 3",
+            "1 in ([2])",
+            "size([1]) == 0",
+        ]
     );
-    assert!(matches!(
-        readiness("self.status.replicas ==", &d, &l),
-        ReadinessOutcome::Failed {
-            phase: Phase::Compile,
-            ..
-        }
-    ));
-    assert!(matches!(
-        readiness("self.status.x == 2", &d, &l),
-        ReadinessOutcome::Failed {
-            phase: Phase::Evaluate,
-            ..
-        }
-    ));
+    for c in &c {
+        assert_eq!(&rule[c.span.clone()], c.text);
+    }
+    assert_eq!(c[1].operands[0].0, "((1 + 2)) * 3");
+    assert_eq!(c[3].operands[0].0, "-(1)");
+    assert_eq!(c[4].operands[0].0, "string((1))");
+    assert_eq!(c[4].operands[0].1, Ok("\"1\"".into()));
 }
 
 #[test]

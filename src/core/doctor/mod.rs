@@ -369,6 +369,11 @@ impl<'a> Doctor<'a, '_> {
                             .find(|c| c.value.as_deref() != Ok("true"));
                         let why = match (&o.error, first) {
                             (Some(err), _) => err.message.clone(),
+                            (None, _) if o.budget_exceeded.is_some() => o
+                                .budget_exceeded
+                                .as_ref()
+                                .map(|b| format!("no verdict: {}", b.message()))
+                                .unwrap_or_default(),
                             (None, Some(c)) => {
                                 format!("{} is {}", c.text, c.value.clone().unwrap_or_else(|e| e))
                             }

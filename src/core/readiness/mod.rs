@@ -19,7 +19,7 @@ mod tests;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::core::cel::{self, Clause, CompileError, Limits};
+use crate::core::cel::{self, Clause, CompileError, Environment, Limits};
 
 pub use crate::api::kcm::Reference;
 pub use lookup::{ObjectLookup, ObjectSet, guess_resource};
@@ -35,13 +35,20 @@ pub const COND_PROVISIONER_CRDS: &str = "ProvisionerCRDsReady";
 
 pub const REASON_FAILED_TO_GET: &str = "FailedToGetAdapter";
 pub const REASON_FAILED_TO_EVALUATE: &str = "FailedToEvaluateReadiness";
+/// Not kcm's: our evaluation budget stopped the rule, so the condition kcm would set is
+/// unknown (kcm has no budget and would keep evaluating).
+pub const REASON_BUDGET_EXCEEDED: &str = "NotEvaluatedBudgetExceeded";
 
-/// The outcome of one readiness rule on one object, as kcm's `evaluateReadiness` reaches it.
+/// The outcome of one rule on one object, as kcm's `evaluateReadiness` (or, for health rules,
+/// the Sveltos adapter's verifier) reaches it.
 #[derive(Debug, Clone)]
 pub struct RuleOutcome {
-    /// true/false, or None when compiling or evaluating failed.
+    /// true/false, or None when compiling or evaluating failed, or the budget stopped it.
     pub result: Option<bool>,
     pub error: Option<RuleError>,
+    /// Our evaluation budget stopped the rule: no verdict (kcm has no budget and would keep
+    /// evaluating). Never set together with `result` or `error`.
+    pub budget_exceeded: Option<cel::BudgetExceeded>,
     /// The rule broken into clauses with their values (empty when the rule is true or empty).
     pub explanation: Vec<Clause>,
 }
@@ -76,15 +83,25 @@ pub enum Explain {
 /// A rule compiled once, for evaluation against many objects.
 pub struct Rule {
     text: String,
+    env: Environment,
     compiled: Option<Result<cel::CompiledRule, Vec<CompileError>>>,
 }
 
 impl Rule {
-    /// kcm treats the empty string (and only it) as "ready": a rule of blanks is compiled and fails.
+    /// A readiness rule. kcm treats the empty string (and only it) as "ready": a rule of
+    /// blanks is compiled and fails.
     pub fn new(text: &str, limits: &Limits) -> Rule {
+        Rule::in_env(text, limits, Environment::Readiness)
+    }
+
+    /// A rule of one of kcm's CEL environments (a health rule's `healthy` expression has no
+    /// empty-means-true shortcut: it is compiled, and the empty text does not compile).
+    pub fn in_env(text: &str, limits: &Limits, env: Environment) -> Rule {
+        let compile = !text.is_empty() || env == Environment::Health;
         Rule {
             text: text.to_string(),
-            compiled: (!text.is_empty()).then(|| cel::compile(text, limits)),
+            env,
+            compiled: compile.then(|| cel::compile_in(text, limits, env)),
         }
     }
 
@@ -92,10 +109,26 @@ impl Rule {
         &self.text
     }
 
+    pub fn env(&self) -> Environment {
+        self.env
+    }
+
     pub fn compile_errors(&self) -> Option<&[CompileError]> {
         match &self.compiled {
             Some(Err(e)) => Some(e),
             _ => None,
+        }
+    }
+
+    /// The value of the rule as a health rule's `message`: the string it evaluates to, and
+    /// the empty string when it fails or is not a string (as the verifier does).
+    pub fn message_for(&self, object: &Value) -> String {
+        match &self.compiled {
+            Some(Ok(c)) => match c.value(&cel_object(object)) {
+                Ok(cel::Value::String(s)) => s.to_string(),
+                _ => String::new(),
+            },
+            _ => String::new(),
         }
     }
 
@@ -106,6 +139,7 @@ impl Rule {
                 return RuleOutcome {
                     result: Some(true),
                     error: None,
+                    budget_exceeded: None,
                     explanation: Vec::new(),
                 };
             }
@@ -115,32 +149,59 @@ impl Rule {
                     .map(|e| e.message.clone())
                     .collect::<Vec<_>>()
                     .join("; ");
+                let issues = cel_go_issues(&self.text, errors);
                 return RuleOutcome {
                     result: None,
                     error: Some(RuleError {
                         phase: Phase::Compile,
-                        kcm_message: format!(
-                            "failed to compile CEL expression: {}",
-                            cel_go_issues(&self.text, errors)
-                        ),
+                        kcm_message: match self.env {
+                            Environment::Readiness => {
+                                format!("failed to compile CEL expression: {issues}")
+                            }
+                            Environment::Health => format!("healthy: compile: {issues}"),
+                        },
                         message,
                     }),
+                    budget_exceeded: None,
                     explanation: Vec::new(),
                 };
             }
             Some(Ok(c)) => c,
         };
-        let obj = cel::Object::from_json(object);
-        let (result, error) = match compiled.evaluate(&obj) {
-            cel::Verdict::True => (Some(true), None),
-            cel::Verdict::False => (Some(false), None),
+        let obj = cel_object(object);
+        let (verdict, explanation) = compiled.evaluate_explained(
+            &obj,
+            match explain {
+                Explain::Never => cel::Explain::Never,
+                Explain::WhenNotTrue => cel::Explain::WhenNotTrue,
+                Explain::Always => cel::Explain::Always,
+            },
+        );
+        let (result, error, budget_exceeded) = match verdict {
+            cel::Verdict::True => (Some(true), None, None),
+            cel::Verdict::False => (Some(false), None, None),
+            cel::Verdict::BudgetExceeded(b) => (None, None, Some(b)),
             cel::Verdict::Error(e) => {
-                let kcm_message = if e.at_plan {
-                    format!("failed to create CEL program: {}", e.message)
-                } else if e.message.ends_with("expected bool") {
-                    "CEL expression did not return a boolean value".to_string()
-                } else {
-                    format!("failed to evaluate CEL expression: {}", e.message)
+                let kcm_message = match (self.env, e.stage) {
+                    (Environment::Readiness, cel::Stage::Program) => {
+                        format!("failed to create CEL program: {}", e.message)
+                    }
+                    (Environment::Readiness, cel::Stage::Result) => {
+                        "CEL expression did not return a boolean value".to_string()
+                    }
+                    (Environment::Readiness, cel::Stage::Eval) => {
+                        format!("failed to evaluate CEL expression: {}", e.message)
+                    }
+                    (Environment::Health, cel::Stage::Program) => {
+                        format!("healthy: program: {}", e.message)
+                    }
+                    (Environment::Health, cel::Stage::Result) => format!(
+                        "healthy expression returned {}, want bool",
+                        go_type_of_result(compiled, &obj)
+                    ),
+                    (Environment::Health, cel::Stage::Eval) => {
+                        format!("evaluate healthy: {}", e.message)
+                    }
                 };
                 (
                     None,
@@ -149,21 +210,44 @@ impl Rule {
                         message: e.message,
                         kcm_message,
                     }),
+                    None,
                 )
             }
-        };
-        let explanation = if explain == Explain::Always
-            || (explain == Explain::WhenNotTrue && result != Some(true))
-        {
-            compiled.explain(&obj)
-        } else {
-            Vec::new()
         };
         RuleOutcome {
             result,
             error,
+            budget_exceeded,
             explanation,
         }
+    }
+}
+
+/// The object as CEL sees it; a Secret's data never shows in explanations.
+fn cel_object(object: &Value) -> cel::Object {
+    let obj = cel::Object::from_json(object);
+    if crate::core::objects::is_secret(object) {
+        obj.redacting(crate::core::objects::SECRET_DATA_PATHS)
+    } else {
+        obj
+    }
+}
+
+/// Go's `%T` of what a health rule's `healthy` returned, as the verifier's error names it.
+fn go_type_of_result(compiled: &cel::CompiledRule, obj: &cel::Object) -> &'static str {
+    match compiled.value(obj) {
+        Ok(cel::Value::Int(_)) => "int64",
+        Ok(cel::Value::Uint(_)) => "uint64",
+        Ok(cel::Value::Double(_)) => "float64",
+        Ok(cel::Value::String(_)) => "string",
+        Ok(cel::Value::Bytes(_)) => "[]uint8",
+        Ok(cel::Value::Null) => "structpb.NullValue",
+        Ok(cel::Value::List(_)) => "[]ref.Val",
+        Ok(cel::Value::Map(_)) => "map[ref.Val]ref.Val",
+        Ok(cel::Value::Timestamp(_)) => "time.Time",
+        Ok(cel::Value::Duration(_)) => "time.Duration",
+        Ok(cel::Value::Type(_)) => "*types.Type",
+        _ => "bool",
     }
 }
 

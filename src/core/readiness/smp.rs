@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::{
     COND_ADAPTER, COND_PROVISIONER, COND_PROVISIONER_CRDS, COND_RBAC, Explain, ObjectLookup,
-    REASON_FAILED_TO_EVALUATE, REASON_FAILED_TO_GET, Reference, Rule, RuleOutcome, guess_resource,
+    REASON_BUDGET_EXCEEDED, REASON_FAILED_TO_EVALUATE, REASON_FAILED_TO_GET, Reference, Rule,
+    RuleOutcome, guess_resource,
 };
 use crate::api::kcm::StateManagementProvider;
 use crate::api::meta::{Object, items_at};
@@ -58,8 +59,10 @@ pub struct SmpCheck {
     pub skipped: Option<Skipped>,
     pub conditions: Vec<Condition>,
     /// What kcm would write into `status.ready`, with RBACReady taken as True (offline) or as
-    /// found (live).
+    /// found (live). False when `undetermined`.
     pub ready: bool,
+    /// A rule exceeded our evaluation budget: what kcm would write is not known.
+    pub undetermined: bool,
     pub evaluations: Vec<Evaluation>,
 }
 
@@ -96,6 +99,7 @@ pub fn check_smp(
             skipped,
             conditions: Vec::new(),
             ready: false,
+            undetermined: false,
             evaluations: Vec::new(),
         };
     }
@@ -159,11 +163,15 @@ pub fn check_smp(
     let rbac_ok = rbac_cond.status == Status::True || rbac_cond.reason == "NotEvaluatedOffline";
     let conditions = vec![rbac_cond, adapter_cond, prov_cond, crds_cond];
     let ready = rbac_ok && conditions.iter().skip(1).all(|c| c.status == Status::True);
+    let undetermined = conditions
+        .iter()
+        .any(|c| c.reason == REASON_BUDGET_EXCEEDED);
     SmpCheck {
         smp: id,
         skipped: None,
         conditions,
         ready,
+        undetermined,
         evaluations,
     }
 }
@@ -260,12 +268,19 @@ fn ensure(
     };
     let rule = Rule::new(&r.readiness_rule, limits);
     let outcome = rule.evaluate(object, explain);
-    let cond = outcome.error.as_ref().map(|e| {
-        fail(
+    let cond = match (&outcome.error, &outcome.budget_exceeded) {
+        (Some(e), _) => Some(fail(
             REASON_FAILED_TO_EVALUATE,
             format!("Failed to evaluate {role} readiness: {}", e.kcm_message),
-        )
-    });
+        )),
+        (None, Some(b)) => Some(Condition {
+            type_,
+            status: Status::Unknown,
+            reason: REASON_BUDGET_EXCEEDED.into(),
+            message: format!("{role} readiness not known: the rule {}", b.message()),
+        }),
+        (None, None) => None,
+    };
     (true, Some(outcome), cond)
 }
 

@@ -5,7 +5,7 @@
 //! `&&` and `||` are commutative for errors (`err && false` is false), so a guard on either
 //! side protects the other; a ternary's condition guards its branches.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 use std::rc::Rc;
 
@@ -239,61 +239,144 @@ fn unguarded_reads_memo(ctx: &Context, site: &RuleSite, risky: &Risky) -> Rc<Vec
 }
 
 fn unguarded_reads(rule: &str, risky: &Risky) -> Vec<Unguarded> {
+    analyse(rule, risky).0
+}
+
+/// The unguarded reads, and the work the walk did (paths added to and taken out of the
+/// known facts): linear in the rule.
+fn analyse(rule: &str, risky: &Risky) -> (Vec<Unguarded>, usize) {
     let Ok((expr, info)) = Parser::new().parse_with_source_info(rule) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     let mut w = Walker {
         rule,
         info: &info,
         risky,
         found: Vec::new(),
+        facts: HashMap::new(),
+        char_starts: None,
+        work: 0,
     };
-    w.walk(&expr, &BTreeSet::new());
+    w.walk(&expr);
     // One finding per path, at its first read.
     let mut seen = BTreeSet::new();
     w.found.sort_by_key(|u| u.span.start);
     w.found.retain(|u| seen.insert(u.path.clone()));
-    w.found
+    (w.found, w.work)
 }
 
-type Facts = BTreeSet<Vec<String>>;
+type Path = Vec<String>;
 
+/// The walk carries the paths known present as a multiset: a guard adds its paths while
+/// the parts it protects are walked, and takes them out after, so each path is added and
+/// removed once per guard whatever the size of the rule (the analysis is linear in it).
 struct Walker<'a> {
     rule: &'a str,
     info: &'a cel::common::ast::SourceInfo,
     risky: &'a Risky,
     found: Vec<Unguarded>,
+    facts: HashMap<Path, u32>,
+    /// Byte offset of each character, computed once if the rule is not ASCII.
+    char_starts: Option<Vec<usize>>,
+    /// Paths added to and taken out of `facts`.
+    work: usize,
 }
 
 impl Walker<'_> {
-    fn walk(&mut self, e: &Expression, facts: &Facts) {
+    fn add(&mut self, facts: &[Path]) {
+        self.work += facts.len();
+        for f in facts {
+            *self.facts.entry(f.clone()).or_insert(0) += 1;
+        }
+    }
+
+    fn remove(&mut self, facts: &[Path]) {
+        self.work += facts.len();
+        for f in facts {
+            if let Some(n) = self.facts.get_mut(f) {
+                *n -= 1;
+                if *n == 0 {
+                    self.facts.remove(f);
+                }
+            }
+        }
+    }
+
+    /// Walks `e` with `facts` known.
+    fn walk_with(&mut self, e: &Expression, facts: &[Path]) {
+        self.add(facts);
+        self.walk(e);
+        self.remove(facts);
+    }
+
+    /// The terms of a chain of `&&` (or `||`), and what each tells when it is true (false).
+    fn chain<'e>(e: &'e Expression, op: &str) -> Vec<&'e Expression> {
+        let mut terms = Vec::new();
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            match &e.expr {
+                Expr::Call(c) if c.func_name == op && c.target.is_none() && c.args.len() == 2 => {
+                    stack.push(&c.args[1]);
+                    stack.push(&c.args[0]);
+                }
+                _ => terms.push(e),
+            }
+        }
+        terms
+    }
+
+    fn walk(&mut self, e: &Expression) {
         match &e.expr {
             Expr::Call(call) => {
                 let args = &call.args;
                 match (call.func_name.as_str(), call.target.as_deref(), args.len()) {
-                    ("_&&_", None, 2) => {
-                        self.walk(&args[0], &union(facts, &when_true(&args[1])));
-                        self.walk(&args[1], &union(facts, &when_true(&args[0])));
-                    }
-                    ("_||_", None, 2) => {
-                        self.walk(&args[0], &union(facts, &when_false(&args[1])));
-                        self.walk(&args[1], &union(facts, &when_false(&args[0])));
+                    (op @ ("_&&_" | "_||_"), None, 2) => {
+                        // CEL's && and || are commutative for errors: each term is guarded by
+                        // what all the others tell.
+                        let terms = Self::chain(e, op);
+                        let told: Vec<Vec<Path>> = terms
+                            .iter()
+                            .map(|t| {
+                                let mut f = Vec::new();
+                                if op == "_&&_" {
+                                    when_true(t, &mut f);
+                                } else {
+                                    when_false(t, &mut f);
+                                }
+                                f
+                            })
+                            .collect();
+                        for t in &told {
+                            self.add(t);
+                        }
+                        for (term, own) in terms.iter().zip(&told) {
+                            self.remove(own);
+                            self.walk(term);
+                            self.add(own);
+                        }
+                        for t in &told {
+                            self.remove(t);
+                        }
                     }
                     ("_?_:_", None, 3) => {
-                        self.walk(&args[0], facts);
-                        self.walk(&args[1], &union(facts, &when_true(&args[0])));
-                        self.walk(&args[2], &union(facts, &when_false(&args[0])));
+                        self.walk(&args[0]);
+                        let mut t = Vec::new();
+                        when_true(&args[0], &mut t);
+                        self.walk_with(&args[1], &t);
+                        let mut f = Vec::new();
+                        when_false(&args[0], &mut f);
+                        self.walk_with(&args[2], &f);
                     }
                     _ => {
                         if let Some(path) = self_path(e) {
-                            self.read(e, &path, facts);
+                            self.read(e, &path);
                             return;
                         }
                         if let Some(t) = &call.target {
-                            self.walk(t, facts);
+                            self.walk(t);
                         }
                         for a in args {
-                            self.walk(a, facts);
+                            self.walk(a);
                         }
                     }
                 }
@@ -301,30 +384,30 @@ impl Walker<'_> {
             Expr::Select(sel) => {
                 if sel.test {
                     // has(self.a.b): `self.a` is read, `b` only tested.
-                    self.walk(&sel.operand, facts);
+                    self.walk(&sel.operand);
                 } else if let Some(path) = self_path(e) {
-                    self.read(e, &path, facts);
+                    self.read(e, &path);
                 } else {
-                    self.walk(&sel.operand, facts);
+                    self.walk(&sel.operand);
                 }
             }
             Expr::Comprehension(c) => {
-                self.walk(&c.iter_range, facts);
-                self.walk(&c.accu_init, facts);
-                self.walk(&c.loop_cond, facts);
-                self.walk(&c.loop_step, facts);
-                self.walk(&c.result, facts);
+                self.walk(&c.iter_range);
+                self.walk(&c.accu_init);
+                self.walk(&c.loop_cond);
+                self.walk(&c.loop_step);
+                self.walk(&c.result);
             }
             Expr::List(l) => {
                 for el in &l.elements {
-                    self.walk(el, facts);
+                    self.walk(el);
                 }
             }
             Expr::Map(m) => {
                 for entry in &m.entries {
                     if let cel::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
-                        self.walk(&me.key, facts);
-                        self.walk(&me.value, facts);
+                        self.walk(&me.key);
+                        self.walk(&me.value);
                     }
                 }
             }
@@ -332,12 +415,12 @@ impl Walker<'_> {
         }
     }
 
-    fn read(&mut self, e: &Expression, path: &[String], facts: &Facts) {
+    fn read(&mut self, e: &Expression, path: &[String]) {
         let Some(len) = self.risky.risky_len(path) else {
             return;
         };
         let prefix = path[..len].to_vec();
-        if facts.contains(&prefix) {
+        if self.facts.contains_key(&prefix) {
             return;
         }
         let risky_from = match self.risky {
@@ -353,8 +436,18 @@ impl Walker<'_> {
         }
     }
 
+    fn char_to_byte(&mut self, chars: usize) -> usize {
+        if self.rule.is_ascii() {
+            return chars.min(self.rule.len());
+        }
+        let starts = self
+            .char_starts
+            .get_or_insert_with(|| self.rule.char_indices().map(|(i, _)| i).collect());
+        starts.get(chars).copied().unwrap_or(self.rule.len())
+    }
+
     /// The source range of a `self.a.b` chain: from `self` to the end of its last field.
-    fn chain_span(&self, e: &Expression, depth: usize) -> Option<Range<usize>> {
+    fn chain_span(&mut self, e: &Expression, depth: usize) -> Option<Range<usize>> {
         let mut root = e;
         loop {
             root = match &root.expr {
@@ -364,7 +457,7 @@ impl Walker<'_> {
             };
         }
         let (start_chars, _) = self.info.offset_for(root.id)?;
-        let start = char_to_byte(self.rule, start_chars as usize);
+        let start = self.char_to_byte(start_chars as usize);
         // Walk forward over `.field` / `['field']` segments.
         let bytes = self.rule.as_bytes();
         let mut i = start + "self".len();
@@ -394,10 +487,6 @@ impl Walker<'_> {
     }
 }
 
-fn char_to_byte(s: &str, chars: usize) -> usize {
-    s.char_indices().nth(chars).map_or(s.len(), |(i, _)| i)
-}
-
 /// `self.a.b` or `self['a'].b` as `["a", "b"]`.
 fn self_path(e: &Expression) -> Option<Vec<String>> {
     let mut path = Vec::new();
@@ -424,230 +513,54 @@ fn self_path(e: &Expression) -> Option<Vec<String>> {
     }
 }
 
-/// Paths known present when `e` evaluates to true.
-fn when_true(e: &Expression) -> Facts {
-    let mut facts = Facts::new();
+/// Paths known present when `e` evaluates to true, added to `out`.
+fn when_true(e: &Expression, out: &mut Vec<Path>) {
     match &e.expr {
         Expr::Select(s) if s.test => {
             if let Some(mut p) = self_path(&s.operand) {
                 p.push(s.field.clone());
-                add_prefixes(&mut facts, &p);
+                add_prefixes(out, &p);
             }
         }
         Expr::Call(c) => match (c.func_name.as_str(), c.args.len()) {
             ("_&&_", 2) => {
-                facts.extend(when_true(&c.args[0]));
-                facts.extend(when_true(&c.args[1]));
+                when_true(&c.args[0], out);
+                when_true(&c.args[1], out);
             }
-            ("!_", 1) => facts.extend(when_false(&c.args[0])),
+            ("!_", 1) => when_false(&c.args[0], out),
             ("@in", 2) => {
                 if let (Expr::Literal(LiteralValue::String(k)), Some(mut p)) =
                     (&c.args[0].expr, self_path(&c.args[1]))
                 {
                     p.push(k.inner().to_string());
-                    add_prefixes(&mut facts, &p);
+                    add_prefixes(out, &p);
                 }
             }
             _ => {}
         },
         _ => {}
     }
-    facts
 }
 
-/// Paths known present when `e` evaluates to false.
-fn when_false(e: &Expression) -> Facts {
-    let mut facts = Facts::new();
+/// Paths known present when `e` evaluates to false, added to `out`.
+fn when_false(e: &Expression, out: &mut Vec<Path>) {
     if let Expr::Call(c) = &e.expr {
         match (c.func_name.as_str(), c.args.len()) {
             ("_||_", 2) => {
-                facts.extend(when_false(&c.args[0]));
-                facts.extend(when_false(&c.args[1]));
+                when_false(&c.args[0], out);
+                when_false(&c.args[1], out);
             }
-            ("!_", 1) => facts.extend(when_true(&c.args[0])),
+            ("!_", 1) => when_true(&c.args[0], out),
             _ => {}
         }
     }
-    facts
 }
 
-fn add_prefixes(facts: &mut Facts, path: &[String]) {
+fn add_prefixes(out: &mut Vec<Path>, path: &[String]) {
     for i in 1..=path.len() {
-        facts.insert(path[..i].to_vec());
+        out.push(path[..i].to_vec());
     }
-}
-
-fn union(a: &Facts, b: &Facts) -> Facts {
-    if b.is_empty() {
-        return a.clone();
-    }
-    a.union(b).cloned().collect()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::lint::rules::rule_type::tests::smp_with_rule;
-    use crate::core::lint::test_support::lint_code;
-
-    fn reads(rule: &str, kind: &str) -> Vec<String> {
-        let api = if kind == "Pod" {
-            "v1"
-        } else if kind.ends_with("Release") {
-            "helm.toolkit.fluxcd.io/v2"
-        } else {
-            "apps/v1"
-        };
-        unguarded_reads(rule, &Risky::for_target(api, kind))
-            .into_iter()
-            .map(|u| format!("{}@{}", u.path.join("."), &rule[u.span]))
-            .collect()
-    }
-
-    #[test]
-    fn seeds_rule_on_a_deployment_reads_every_counter_unguarded() {
-        let rule = "self.status.availableReplicas == self.status.replicas &&\nself.status.availableReplicas == self.status.updatedReplicas &&\nself.status.availableReplicas == self.status.readyReplicas";
-        assert_eq!(
-            reads(rule, "Deployment"),
-            [
-                "status.availableReplicas@self.status.availableReplicas",
-                "status.replicas@self.status.replicas",
-                "status.updatedReplicas@self.status.updatedReplicas",
-                "status.readyReplicas@self.status.readyReplicas"
-            ]
-        );
-    }
-
-    #[test]
-    fn has_guards_on_either_side_of_and_protect() {
-        assert!(
-            reads(
-                "has(self.status.readyReplicas) && self.status.readyReplicas > 0",
-                "Deployment"
-            )
-            .is_empty()
-        );
-        assert!(
-            reads(
-                "self.status.readyReplicas > 0 && has(self.status.readyReplicas)",
-                "Deployment"
-            )
-            .is_empty()
-        );
-        assert!(
-            reads(
-                "!has(self.status.readyReplicas) || self.status.readyReplicas > 0",
-                "Deployment"
-            )
-            .is_empty()
-        );
-        assert!(
-            reads(
-                "has(self.status.readyReplicas) ? self.status.readyReplicas > 0 : false",
-                "Deployment"
-            )
-            .is_empty()
-        );
-        assert!(
-            reads(
-                "'readyReplicas' in self.status && self.status.readyReplicas > 0",
-                "Deployment"
-            )
-            .is_empty()
-        );
-        // The else branch is not guarded.
-        assert_eq!(
-            reads(
-                "has(self.status.readyReplicas) ? true : self.status.readyReplicas > 0",
-                "Deployment"
-            )
-            .len(),
-            1
-        );
-        // A guard inside an || does not protect the other side of an &&.
-        assert_eq!(
-            reads(
-                "(has(self.status.readyReplicas) || true) && self.status.readyReplicas > 0",
-                "Deployment"
-            )
-            .len(),
-            1
-        );
-    }
-
-    #[test]
-    fn fields_kubernetes_always_writes_are_not_flagged() {
-        assert!(
-            reads(
-                "self.status.replicas == self.status.availableReplicas",
-                "StatefulSet"
-            )
-            .is_empty()
-        );
-        assert!(
-            reads(
-                "self.status.numberReady == self.status.desiredNumberScheduled",
-                "DaemonSet"
-            )
-            .is_empty()
-        );
-        assert!(reads("self.metadata.generation > 0", "Deployment").is_empty());
-    }
-
-    #[test]
-    fn custom_resources_need_status_itself_guarded() {
-        assert_eq!(
-            reads(
-                "self.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
-                "HelmRelease"
-            ),
-            ["status@self.status"]
-        );
-        assert_eq!(
-            reads("has(self.status.conditions)", "HelmRelease"),
-            ["status@self.status"]
-        );
-        assert!(
-            reads(
-                "has(self.status) && has(self.status.conditions)",
-                "HelmRelease"
-            )
-            .is_empty()
-        );
-    }
-
-    #[test]
-    fn pods_and_index_syntax() {
-        assert_eq!(
-            reads("self.status['phase'] == 'Running'", "Pod"),
-            ["status.phase@self.status['phase']"]
-        );
-    }
-
-    #[test]
-    fn diagnostic_points_inside_the_rule_and_offers_the_guarded_rule() {
-        let text = smp_with_rule(
-            "|-\n      self.status.availableReplicas > 0 &&\n      self.status.readyReplicas > 0",
-        );
-        let found = lint_code(&text, "KSM204");
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(
-            found[0].starts_with(
-                "KSM204 12:7 `self.status.availableReplicas`, `self.status.readyReplicas` are read"
-            ),
-            "{found:?}"
-        );
-        let source = crate::diag::Source::new("t.yaml", text);
-        let report = crate::core::lint::lint_source(&source, &Default::default());
-        let d = report
-            .diagnostics
-            .iter()
-            .find(|d| d.code == "KSM204")
-            .unwrap();
-        assert_eq!(
-            d.help.as_deref().unwrap(),
-            "guard the rule:\n  has(self.status.availableReplicas) && has(self.status.readyReplicas) && self.status.availableReplicas > 0 && self.status.readyReplicas > 0"
-        );
-        assert_eq!(d.labels.len(), 2);
-    }
-}
+mod tests;

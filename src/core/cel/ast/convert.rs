@@ -1,6 +1,5 @@
-//! The crate's own expression tree, converted once from the `cel` crate's parsed AST:
-//! identifiers resolved to slots, literals turned into values, functions into an enum,
-//! and each node given its byte span in the rule text.
+//! The conversion of the `cel` crate's parsed AST: scopes and slots, literals, calls
+//! resolved to [`Func`], map literals, macros, and each node's byte span.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -8,151 +7,10 @@ use std::sync::Arc;
 use ::cel::IdedExpr;
 use ::cel::common::ast::{EntryExpr, Expr, LiteralValue, SourceInfo};
 
-use super::decls;
-use super::types::CelType;
-use super::value::{TypeValue, Value};
-
-#[derive(Debug)]
-pub struct Node {
-    pub span: Range<usize>,
-    pub kind: Kind,
-    /// Set by the checker when the value is proven to be a number, bool, timestamp or
-    /// duration (so `+` cannot be a concatenation).
-    pub scalar: bool,
-}
-
-#[derive(Debug)]
-pub enum Kind {
-    Lit(Value),
-    /// A type name such as `int`: the value and the type of that value.
-    TypeIdent(TypeValue, CelType),
-    /// A resolved variable slot.
-    Var(usize),
-    /// A name that resolves to nothing.
-    Unresolved(String),
-    Select {
-        operand: Box<Node>,
-        field: Arc<str>,
-        test: bool,
-    },
-    Call {
-        func: Func,
-        name: String,
-        target: Option<Box<Node>>,
-        args: Vec<Node>,
-        /// The compiled pattern of a `matches` call with a literal pattern.
-        regex: Option<Result<Arc<regex::Regex>, String>>,
-    },
-    List(Vec<Node>),
-    Map(Vec<(Node, Node)>),
-    Comprehension(Box<Comprehension>),
-    /// A message construction: no message types exist in this environment.
-    Struct(String),
-}
-
-#[derive(Debug)]
-pub struct Comprehension {
-    pub range: Node,
-    pub iter_var: usize,
-    pub iter_var2: Option<usize>,
-    pub accu_var: usize,
-    pub accu_init: Node,
-    pub loop_cond: Node,
-    pub loop_step: Node,
-    pub result: Node,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Func {
-    And,
-    Or,
-    Not,
-    Cond,
-    NotStrictlyFalse,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Mod,
-    Neg,
-    Index,
-    In,
-    Size,
-    Contains,
-    StartsWith,
-    EndsWith,
-    Matches,
-    TypeOf,
-    ToInt,
-    ToUint,
-    ToDouble,
-    ToString,
-    ToBytes,
-    ToBool,
-    ToDyn,
-    ToDuration,
-    ToTimestamp,
-    TimeField(&'static str),
-    Other,
-}
-
-impl Func {
-    pub fn from_name(name: &str) -> Func {
-        match name {
-            "_&&_" => Func::And,
-            "_||_" => Func::Or,
-            "!_" => Func::Not,
-            "_?_:_" => Func::Cond,
-            "@not_strictly_false" => Func::NotStrictlyFalse,
-            "_==_" => Func::Eq,
-            "_!=_" => Func::Ne,
-            "_<_" => Func::Lt,
-            "_<=_" => Func::Le,
-            "_>_" => Func::Gt,
-            "_>=_" => Func::Ge,
-            "_+_" => Func::Add,
-            "_-_" => Func::Sub,
-            "_*_" => Func::Mul,
-            "_/_" => Func::Div,
-            "_%_" => Func::Mod,
-            "-_" => Func::Neg,
-            "_[_]" => Func::Index,
-            "@in" => Func::In,
-            "size" => Func::Size,
-            "contains" => Func::Contains,
-            "startsWith" => Func::StartsWith,
-            "endsWith" => Func::EndsWith,
-            "matches" => Func::Matches,
-            "type" => Func::TypeOf,
-            "int" => Func::ToInt,
-            "uint" => Func::ToUint,
-            "double" => Func::ToDouble,
-            "string" => Func::ToString,
-            "bytes" => Func::ToBytes,
-            "bool" => Func::ToBool,
-            "dyn" => Func::ToDyn,
-            "duration" => Func::ToDuration,
-            "timestamp" => Func::ToTimestamp,
-            "getFullYear" => Func::TimeField("getFullYear"),
-            "getMonth" => Func::TimeField("getMonth"),
-            "getDayOfYear" => Func::TimeField("getDayOfYear"),
-            "getDayOfMonth" => Func::TimeField("getDayOfMonth"),
-            "getDate" => Func::TimeField("getDate"),
-            "getDayOfWeek" => Func::TimeField("getDayOfWeek"),
-            "getHours" => Func::TimeField("getHours"),
-            "getMinutes" => Func::TimeField("getMinutes"),
-            "getSeconds" => Func::TimeField("getSeconds"),
-            "getMilliseconds" => Func::TimeField("getMilliseconds"),
-            _ => Func::Other,
-        }
-    }
-}
+use super::*;
+use crate::core::cel::decls;
+use crate::core::cel::value::Value;
+use crate::core::cel::{CompileError, CompileErrorKind};
 
 /// Depth of the parsed tree, computed without recursion.
 pub fn parsed_depth(root: &IdedExpr) -> usize {
@@ -214,10 +72,18 @@ pub struct Converter<'s> {
     declared: Vec<String>,
     scopes: Vec<(String, usize)>,
     pub slot_count: usize,
+    strings_ext: bool,
+    /// Errors cel-go's parser reports that the `cel` crate's does not.
+    pub errors: Vec<CompileError>,
 }
 
 impl<'s> Converter<'s> {
-    pub fn new(source: &'s str, info: &'s SourceInfo, declared: Vec<String>) -> Self {
+    pub fn new(
+        source: &'s str,
+        info: &'s SourceInfo,
+        declared: Vec<String>,
+        strings_ext: bool,
+    ) -> Self {
         let slot_count = declared.len();
         Converter {
             source,
@@ -225,6 +91,8 @@ impl<'s> Converter<'s> {
             declared,
             scopes: Vec::new(),
             slot_count,
+            strings_ext,
+            errors: Vec::new(),
         }
     }
 
@@ -293,7 +161,40 @@ impl<'s> Converter<'s> {
         if let Some(own) = own {
             node.span = union(&node.span, &own);
         }
+        node.span = self.parenthesized(node.span);
         node
+    }
+
+    /// The span of a sub-expression with the parentheses around it: `(a || b)` is the text of
+    /// the `||` in `(a || b) && c`, not `a || b`. A `(` after a name opens a call's
+    /// arguments, not a group (but `x in (y)` groups).
+    fn parenthesized(&self, mut span: Range<usize>) -> Range<usize> {
+        let b = self.source.as_bytes();
+        if span.end > b.len() || span.start > span.end {
+            return span;
+        }
+        loop {
+            let before = self.source[..span.start].trim_end();
+            let after = self.source[span.end..].trim_start();
+            if !before.ends_with('(') || !after.starts_with(')') {
+                return span;
+            }
+            let open = before.len() - 1;
+            let ahead = self.source[..open].trim_end();
+            let ident = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'`';
+            // `in (` groups: `in` is an operator unless it ends a longer name or a field
+            let in_operator = ahead.strip_suffix("in").is_some_and(|rest| {
+                !rest
+                    .as_bytes()
+                    .last()
+                    .is_some_and(|c| ident(c) || *c == b'.')
+            });
+            let called = !in_operator && ahead.as_bytes().last().is_some_and(ident);
+            if called {
+                return span;
+            }
+            span = open..self.source.len() - after.len() + 1;
+        }
     }
 
     fn leaf(&self, span: Option<Range<usize>>, kind: Kind) -> Node {
@@ -388,7 +289,20 @@ impl<'s> Converter<'s> {
                 }
             }
             Expr::Call(c) => {
-                let target = c.target.as_ref().map(|t| Box::new(self.convert(t)));
+                // `strings.quote(x)`: a namespaced function, not a method of `strings`.
+                let qualified = match &c.target {
+                    Some(t) if self.strings_ext => Self::qualified(t)
+                        .map(|segs| format!("{}.{}", segs.join("."), c.func_name))
+                        .filter(|q| decls::STRING_FUNCTIONS.contains_key(q.as_str())),
+                    _ => None,
+                };
+                let (target, func_name) = match qualified {
+                    Some(q) => (None, q),
+                    None => (
+                        c.target.as_ref().map(|t| Box::new(self.convert(t))),
+                        c.func_name.clone(),
+                    ),
+                };
                 let args: Vec<Node> = c.args.iter().map(|a| self.convert(a)).collect();
                 let mut span = own.clone().unwrap_or(NO_SPAN);
                 if let Some(t) = &target {
@@ -397,12 +311,19 @@ impl<'s> Converter<'s> {
                 for a in &args {
                     span = union(&span, &a.span);
                 }
-                let func = Func::from_name(&c.func_name);
-                let is_fn_syntax = !c.func_name.starts_with('_')
-                    && !c.func_name.starts_with('@')
-                    && c.func_name != "!_"
-                    && c.func_name != "-_";
+                let func = Func::from_name(&func_name, self.strings_ext);
+                let is_fn_syntax = !func_name.starts_with('_')
+                    && !func_name.starts_with('@')
+                    && func_name != "!_"
+                    && func_name != "-_";
                 if is_fn_syntax {
+                    // the parser places a global call at its `(`: the name is part of it
+                    if target.is_none() && span.start <= span.end {
+                        let before = self.source[..span.start].trim_end();
+                        if before.ends_with(func_name.as_str()) {
+                            span.start = before.len() - func_name.len();
+                        }
+                    }
                     span.end = self.close(span.end, b')');
                 } else if func == Func::Index {
                     span.end = self.close(span.end, b']');
@@ -414,11 +335,9 @@ impl<'s> Converter<'s> {
                         args.get(1)
                     };
                     match pat.map(|p| &p.kind) {
-                        Some(Kind::Lit(Value::String(p))) => Some(
-                            regex::Regex::new(p)
-                                .map(Arc::new)
-                                .map_err(|e| super::eval::regex_error(&e)),
-                        ),
+                        Some(Kind::Lit(Value::String(p))) => {
+                            Some(crate::core::cel::regex::cached(p).0)
+                        }
                         _ => None,
                     }
                 } else {
@@ -429,10 +348,12 @@ impl<'s> Converter<'s> {
                     scalar: false,
                     kind: Kind::Call {
                         func,
-                        name: c.func_name.clone(),
+                        name: func_name,
                         target,
                         args,
                         regex,
+                        guard: None,
+                        overload: None,
                     },
                 }
             }
@@ -470,6 +391,18 @@ impl<'s> Converter<'s> {
             }
             Expr::Struct(s) => self.leaf(own, Kind::Struct(s.type_name.clone())),
             Expr::Comprehension(c) => {
+                if c.iter_var == "__result__" || c.iter_var2.as_deref() == Some("__result__") {
+                    // cel-go's macros refuse the traditional accumulator name.
+                    let at = own.as_ref().map(|o| o.start).unwrap_or(0);
+                    let pos = self.source[at.min(self.source.len())..]
+                        .find("__result__")
+                        .map(|i| at + i);
+                    self.errors.push(CompileError {
+                        message: "iteration variable overwrites accumulator variable".into(),
+                        span: pos.map(|p| p..p + "__result__".len()),
+                        kind: CompileErrorKind::Syntax,
+                    });
+                }
                 let range = self.convert(&c.iter_range);
                 let accu_init = self.convert(&c.accu_init);
                 let accu_var = self.new_slot(&c.accu_var);
@@ -551,18 +484,4 @@ impl<'s> Converter<'s> {
         }
         Kind::Unresolved(name.to_string())
     }
-}
-
-/// The span of a node with no known source position (empty and reversed).
-#[allow(clippy::reversed_empty_ranges)]
-const NO_SPAN: Range<usize> = usize::MAX..0;
-
-pub fn union(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
-    if a.start > a.end {
-        return b.clone();
-    }
-    if b.start > b.end {
-        return a.clone();
-    }
-    a.start.min(b.start)..a.end.max(b.end)
 }

@@ -1,0 +1,359 @@
+//! The crate's own expression tree, converted once from the `cel` crate's parsed AST:
+//! identifiers resolved to slots, literals turned into values, functions into an enum,
+//! and each node given its byte span in the rule text.
+
+mod convert;
+
+pub use convert::{Converter, parsed_depth};
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::decls::Overload;
+use super::regex::Compiled;
+use super::types::CelType;
+use super::value::{MapKey, TypeValue, Value};
+
+#[derive(Debug)]
+pub struct Node {
+    pub span: Range<usize>,
+    pub kind: Kind,
+    /// Set by the checker when the value is proven to be a number, bool, timestamp or
+    /// duration (so `+` cannot be a concatenation).
+    pub scalar: bool,
+}
+
+#[derive(Debug)]
+pub enum Kind {
+    Lit(Value),
+    /// A type name such as `int`: the value and the type of that value.
+    TypeIdent(TypeValue, CelType),
+    /// A resolved variable slot.
+    Var(usize),
+    /// A name that resolves to nothing.
+    Unresolved(String),
+    Select {
+        operand: Box<Node>,
+        field: Arc<str>,
+        test: bool,
+    },
+    Call {
+        func: Func,
+        name: String,
+        target: Option<Box<Node>>,
+        args: Vec<Node>,
+        /// The compiled pattern of a `matches` call with a literal pattern.
+        regex: Option<Result<Arc<Compiled>, String>>,
+        /// The one overload the checker narrowed the call to, when the function binds each
+        /// overload separately: a run-time value of another type is "no such overload".
+        guard: Option<&'static Overload>,
+        /// The index of the only overload the checker found for the call, if only one.
+        overload: Option<u8>,
+    },
+    /// `v.f1.f2...`: a chain of field selections from a variable, walked in one step (it
+    /// costs what the chain of nodes it replaces costs).
+    Path {
+        slot: usize,
+        fields: Box<[Arc<str>]>,
+        /// Cost units of comparing the long field names (one per 64 bytes).
+        extra: u64,
+    },
+    /// `x in <constant list>` as cel-go's OptOptimize plans it: a lookup in a hash set.
+    InSet {
+        arg: Box<Node>,
+        set: Arc<SetLookup>,
+    },
+    List(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+    Comprehension(Box<Comprehension>),
+    /// A message construction: no message types exist in this environment.
+    Struct(String),
+}
+
+#[derive(Debug)]
+pub struct Comprehension {
+    pub range: Node,
+    pub iter_var: usize,
+    pub iter_var2: Option<usize>,
+    pub accu_var: usize,
+    pub accu_init: Node,
+    pub loop_cond: Node,
+    pub loop_step: Node,
+    pub result: Node,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    And,
+    Or,
+    Not,
+    Cond,
+    NotStrictlyFalse,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Neg,
+    Index,
+    In,
+    Size,
+    Contains,
+    StartsWith,
+    EndsWith,
+    Matches,
+    TypeOf,
+    ToInt,
+    ToUint,
+    ToDouble,
+    ToString,
+    ToBytes,
+    ToBool,
+    ToDyn,
+    ToDuration,
+    ToTimestamp,
+    TimeField(&'static str),
+    // The string extension (health rules).
+    CharAt,
+    IndexOf,
+    LastIndexOf,
+    LowerAscii,
+    UpperAscii,
+    Replace,
+    Split,
+    Substring,
+    Trim,
+    Join,
+    Quote,
+    Format,
+    Reverse,
+    Other,
+}
+
+impl Func {
+    /// The function of a name; the string extension's only when `strings_ext`.
+    pub fn from_name(name: &str, strings_ext: bool) -> Func {
+        if strings_ext {
+            let f = match name {
+                "charAt" => Func::CharAt,
+                "indexOf" => Func::IndexOf,
+                "lastIndexOf" => Func::LastIndexOf,
+                "lowerAscii" => Func::LowerAscii,
+                "upperAscii" => Func::UpperAscii,
+                "replace" => Func::Replace,
+                "split" => Func::Split,
+                "substring" => Func::Substring,
+                "trim" => Func::Trim,
+                "join" => Func::Join,
+                "strings.quote" => Func::Quote,
+                "format" => Func::Format,
+                "reverse" => Func::Reverse,
+                _ => Func::Other,
+            };
+            if f != Func::Other {
+                return f;
+            }
+        }
+        match name {
+            "_&&_" => Func::And,
+            "_||_" => Func::Or,
+            "!_" => Func::Not,
+            "_?_:_" => Func::Cond,
+            "@not_strictly_false" => Func::NotStrictlyFalse,
+            "_==_" => Func::Eq,
+            "_!=_" => Func::Ne,
+            "_<_" => Func::Lt,
+            "_<=_" => Func::Le,
+            "_>_" => Func::Gt,
+            "_>=_" => Func::Ge,
+            "_+_" => Func::Add,
+            "_-_" => Func::Sub,
+            "_*_" => Func::Mul,
+            "_/_" => Func::Div,
+            "_%_" => Func::Mod,
+            "-_" => Func::Neg,
+            "_[_]" => Func::Index,
+            "@in" => Func::In,
+            "size" => Func::Size,
+            "contains" => Func::Contains,
+            "startsWith" => Func::StartsWith,
+            "endsWith" => Func::EndsWith,
+            "matches" => Func::Matches,
+            "type" => Func::TypeOf,
+            "int" => Func::ToInt,
+            "uint" => Func::ToUint,
+            "double" => Func::ToDouble,
+            "string" => Func::ToString,
+            "bytes" => Func::ToBytes,
+            "bool" => Func::ToBool,
+            "dyn" => Func::ToDyn,
+            "duration" => Func::ToDuration,
+            "timestamp" => Func::ToTimestamp,
+            "getFullYear" => Func::TimeField("getFullYear"),
+            "getMonth" => Func::TimeField("getMonth"),
+            "getDayOfYear" => Func::TimeField("getDayOfYear"),
+            "getDayOfMonth" => Func::TimeField("getDayOfMonth"),
+            "getDate" => Func::TimeField("getDate"),
+            "getDayOfWeek" => Func::TimeField("getDayOfWeek"),
+            "getHours" => Func::TimeField("getHours"),
+            "getMinutes" => Func::TimeField("getMinutes"),
+            "getSeconds" => Func::TimeField("getSeconds"),
+            "getMilliseconds" => Func::TimeField("getMilliseconds"),
+            _ => Func::Other,
+        }
+    }
+}
+
+/// cel-go's set membership (interpreter/decorators.go `maybeOptimizeSetMembership`): the
+/// constant list's elements as Go map keys, each number also under its losslessly (for a
+/// double) or plainly (for an int or uint) converted other kinds. A lookup is a Go map
+/// lookup: no numeric comparison beyond those keys.
+#[derive(Debug)]
+pub struct SetLookup {
+    keys: std::collections::HashSet<MapKey>,
+}
+
+impl SetLookup {
+    /// The set of a constant list, if cel-go would build one: every element a bool, int,
+    /// uint, double or string.
+    pub fn new(list: &[Value]) -> Option<SetLookup> {
+        let mut keys = std::collections::HashSet::new();
+        for v in list {
+            if !matches!(
+                v,
+                Value::Bool(_)
+                    | Value::Int(_)
+                    | Value::Uint(_)
+                    | Value::Double(_)
+                    | Value::String(_)
+            ) {
+                return None;
+            }
+            let mut add = |v: Value| {
+                if !matches!(v, Value::Double(d) if d.is_nan()) {
+                    keys.extend(MapKey::from_value(&v));
+                }
+            };
+            add(v.clone());
+            match *v {
+                Value::Double(d) => {
+                    if d.fract() == 0.0
+                        && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d)
+                    {
+                        add(Value::Int(d as i64));
+                    }
+                    if d.fract() == 0.0 && (0.0..1.844_674_407_370_955_2e19).contains(&d) {
+                        add(Value::Uint(d as u64));
+                    }
+                }
+                Value::Int(i) => {
+                    add(Value::Double(i as f64));
+                    if i >= 0 {
+                        add(Value::Uint(i as u64));
+                    }
+                }
+                Value::Uint(u) => {
+                    add(Value::Double(u as f64));
+                    if u <= i64::MAX as u64 {
+                        add(Value::Int(u as i64));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(SetLookup { keys })
+    }
+
+    /// Whether the value is in the set; `Err` for a value Go cannot hash (it panics).
+    pub fn contains(&self, v: &Value) -> Result<bool, &'static str> {
+        match MapKey::from_value(v) {
+            None => Err(super::eval::UNHASHABLE_BYTES),
+            Some(k) => Ok(self.keys.contains(&k)),
+        }
+    }
+}
+
+/// Fuses chains of field selections from a variable into [`Kind::Path`] nodes (after type
+/// checking: the checker sees the selections one by one).
+pub fn fuse_paths(n: &mut Node) {
+    let mut fields: Vec<Arc<str>> = Vec::new();
+    let mut cur: &Node = n;
+    let slot = loop {
+        match &cur.kind {
+            Kind::Select {
+                operand,
+                field,
+                test: false,
+            } => {
+                fields.push(field.clone());
+                cur = operand;
+            }
+            Kind::Var(slot) if !fields.is_empty() => break Some(*slot),
+            _ => break None,
+        }
+    };
+    if let Some(slot) = slot {
+        fields.reverse();
+        let extra = fields
+            .iter()
+            .map(|f| f.len() as u64 / super::cost::BYTES_PER_UNIT)
+            .sum();
+        n.kind = Kind::Path {
+            slot,
+            fields: fields.into_boxed_slice(),
+            extra,
+        };
+        return;
+    }
+    match &mut n.kind {
+        Kind::Select { operand, .. } => fuse_paths(operand),
+        Kind::Call { target, args, .. } => {
+            if let Some(t) = target {
+                fuse_paths(t);
+            }
+            for a in args {
+                fuse_paths(a);
+            }
+        }
+        Kind::List(items) => items.iter_mut().for_each(fuse_paths),
+        Kind::Map(entries) => {
+            for (k, v) in entries {
+                fuse_paths(k);
+                fuse_paths(v);
+            }
+        }
+        Kind::Comprehension(c) => {
+            for x in [
+                &mut c.range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                fuse_paths(x);
+            }
+        }
+        Kind::InSet { arg, .. } => fuse_paths(arg),
+        _ => {}
+    }
+}
+
+/// The span of a node with no known source position (empty and reversed).
+#[allow(clippy::reversed_empty_ranges)]
+pub(super) const NO_SPAN: Range<usize> = usize::MAX..0;
+
+pub fn union(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
+    if a.start > a.end {
+        return b.clone();
+    }
+    if b.start > b.end {
+        return a.clone();
+    }
+    a.start.min(b.start)..a.end.max(b.end)
+}

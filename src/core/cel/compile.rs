@@ -1,0 +1,263 @@
+//! Compiling a rule: parse (the `cel` crate's parser, on a thread with a large stack),
+//! convert to the crate's tree, type-check, and plan.
+
+use super::{
+    CompileError, CompileErrorKind, CompiledRule, Declarations, Limits, Options, ast, checker,
+    plan, types::CelType,
+};
+
+/// Stack size of the thread that parses and checks a rule: deep trees are refused cleanly
+/// by the limits, but the parser itself recurses before it can refuse.
+const COMPILE_STACK: usize = 256 << 20;
+
+/// Hard ceiling of the tree depth evaluated on the caller's stack.
+const MAX_DEPTH_CEILING: u16 = 1000;
+
+/// Rules up to this many code points are compiled on the long-lived compiler thread (readiness
+/// rules are a few hundred); longer ones, whose parse may go deep into the stack, get a
+/// thread of their own, so the long-lived thread never keeps a large stack resident.
+const WORKER_MAX_CODE_POINTS: usize = 1024;
+
+pub fn compile_with(
+    rule: &str,
+    limits: &Limits,
+    decls: &Declarations,
+    options: Options,
+) -> Result<CompiledRule, Vec<CompileError>> {
+    let size = rule.chars().count();
+    if size > limits.max_code_points {
+        return Err(vec![CompileError {
+            kind: CompileErrorKind::Syntax,
+            message: format!(
+                "expression code point size exceeds limit: size: {size}, limit {}",
+                limits.max_code_points
+            ),
+            span: None,
+        }]);
+    }
+    let source = rule.to_string();
+    let limits = limits.clone();
+    let decls = decls.clone();
+    let job = move || compile_inner(source, &limits, &decls, options);
+    let internal_error = || {
+        Err(vec![CompileError {
+            kind: CompileErrorKind::Syntax,
+            message: "internal error while compiling the expression".into(),
+            span: None,
+        }])
+    };
+    // Parse and check on a thread with a large stack; the parser's tree is dropped there too.
+    // Short rules go to a long-lived compiler thread (starting a thread per rule costs more
+    // than compiling it); long ones, and callers that find it busy, get a thread of their own.
+    let job: Box<dyn FnOnce() -> Result<CompiledRule, Vec<CompileError>> + Send> =
+        if size <= WORKER_MAX_CODE_POINTS {
+            match worker::run(job) {
+                Ok(Ok(result)) => return result,
+                Ok(Err(_panicked)) => return internal_error(),
+                Err(job) => job,
+            }
+        } else {
+            Box::new(job)
+        };
+    match std::thread::Builder::new()
+        .name("cel-compile".into())
+        .stack_size(COMPILE_STACK)
+        .spawn(job)
+    {
+        Ok(handle) => handle.join().unwrap_or_else(|_| internal_error()),
+        Err(_) => Err(vec![CompileError {
+            kind: CompileErrorKind::Syntax,
+            message: "cannot start the compiler thread".into(),
+            span: None,
+        }]),
+    }
+}
+
+/// The long-lived compiler thread: one at a time, jobs are handed over and waited for.
+mod worker {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+    use std::sync::{Mutex, TryLockError};
+
+    use super::{COMPILE_STACK, CompileError, CompiledRule};
+
+    type Output = Result<CompiledRule, Vec<CompileError>>;
+    /// A job returns its result, or `Err` if it panicked.
+    type Job = Box<dyn FnOnce() -> Output + Send>;
+    type Reply = std::thread::Result<Output>;
+
+    struct Worker {
+        jobs: SyncSender<Job>,
+        replies: Receiver<Reply>,
+    }
+
+    /// Held for the whole of a compile: a concurrent caller does not queue behind it.
+    static WORKER: Mutex<Option<Worker>> = Mutex::new(None);
+
+    fn start() -> Option<Worker> {
+        let (jobs, job_rx) = sync_channel::<Job>(0);
+        let (reply_tx, replies) = sync_channel::<Reply>(1);
+        std::thread::Builder::new()
+            .name("cel-compile".into())
+            .stack_size(COMPILE_STACK)
+            .spawn(move || {
+                for job in job_rx {
+                    let reply = catch_unwind(AssertUnwindSafe(job));
+                    if reply_tx.send(reply).is_err() {
+                        break;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Worker { jobs, replies })
+    }
+
+    /// Runs `job` on the compiler thread. Gives the job back when the thread is busy (another
+    /// caller compiles) or cannot be started.
+    pub(super) fn run(
+        job: impl FnOnce() -> Output + Send + 'static,
+    ) -> Result<Reply, Box<dyn FnOnce() -> Output + Send>> {
+        let job: Job = Box::new(job);
+        let mut guard = match WORKER.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return Err(job),
+        };
+        if guard.is_none() {
+            *guard = start();
+        }
+        let Some(worker) = guard.as_ref() else {
+            return Err(job);
+        };
+        if let Err(returned) = worker.jobs.send(job) {
+            // The thread is gone: start afresh next time, and compile elsewhere now.
+            *guard = None;
+            return Err(returned.0);
+        }
+        match worker.replies.recv() {
+            Ok(reply) => Ok(reply),
+            Err(_) => {
+                *guard = None;
+                Ok(Err(Box::new("the compiler thread stopped")))
+            }
+        }
+    }
+}
+
+fn line_col_to_offset(source: &str, line: isize, col: isize) -> Option<usize> {
+    if line < 1 || col < 0 {
+        return None;
+    }
+    let mut offset = 0usize;
+    for (i, l) in source.split_inclusive('\n').enumerate() {
+        if i as isize + 1 == line {
+            // the column counts characters
+            let byte = l
+                .char_indices()
+                .nth(col as usize)
+                .map(|(b, _)| b)
+                .unwrap_or(l.len());
+            return Some(offset + byte);
+        }
+        offset += l.len();
+    }
+    Some(source.len())
+}
+
+fn compile_inner(
+    source: String,
+    limits: &Limits,
+    decls: &Declarations,
+    options: Options,
+) -> Result<CompiledRule, Vec<CompileError>> {
+    let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
+    let parser = if options.macros {
+        ::cel::parser::Parser::new()
+    } else {
+        ::cel::Env::default().parser()
+    };
+    let parsed = parser
+        .enable_optional_syntax(false)
+        .enable_ident_escape_syntax(true)
+        .max_recursion_depth(max_depth)
+        .parse_with_source_info(&source);
+    let (expr, info) = match parsed {
+        Ok(p) => p,
+        Err(errs) => {
+            let mut out: Vec<CompileError> = Vec::new();
+            for e in errs.errors {
+                let (message, span) = if e.msg.contains("Recursion limit of") {
+                    (
+                        format!("expression recursion limit exceeded: {max_depth}"),
+                        None,
+                    )
+                } else {
+                    let at = line_col_to_offset(&source, e.pos.0, e.pos.1);
+                    let span = at.map(|a| {
+                        let end = source[a..].chars().next().map_or(a, |c| a + c.len_utf8());
+                        a..end
+                    });
+                    (e.msg.clone(), span)
+                };
+                if !out.iter().any(|o| o.message == message) {
+                    out.push(CompileError {
+                        message,
+                        span,
+                        kind: CompileErrorKind::Syntax,
+                    });
+                }
+            }
+            if out.is_empty() {
+                out.push(CompileError {
+                    kind: CompileErrorKind::Syntax,
+                    message: "syntax error".into(),
+                    span: None,
+                });
+            }
+            return Err(out);
+        }
+    };
+    if ast::parsed_depth(&expr) > max_depth as usize {
+        return Err(vec![CompileError {
+            kind: CompileErrorKind::Syntax,
+            message: "max recursion depth exceeded".into(),
+            span: None,
+        }]);
+    }
+    let names: Vec<String> = decls.variables.iter().map(|(n, _)| n.clone()).collect();
+    let mut conv = ast::Converter::new(&source, &info, names, decls.strings_ext);
+    let mut root = conv.convert(&expr);
+    let slot_count = conv.slot_count;
+    if !conv.errors.is_empty() {
+        return Err(conv.errors);
+    }
+    drop(expr);
+    let result_type = if options.check {
+        let declared: Vec<CelType> = decls.variables.iter().map(|(_, t)| t.clone()).collect();
+        let mut checker = checker::Checker::new(&declared, slot_count, decls.strings_ext);
+        let t = checker.check_root(&mut root);
+        if !checker.errors.is_empty() {
+            let mut errs = checker.errors;
+            errs.sort_by_key(|e| e.span.as_ref().map_or(0, |s| s.start));
+            return Err(errs);
+        }
+        t
+    } else {
+        CelType::Dyn
+    };
+    ast::fuse_paths(&mut root);
+    let plan_error = if options.optimize {
+        plan::plan(&mut root, slot_count)
+    } else {
+        None
+    };
+    Ok(CompiledRule {
+        source,
+        root,
+        slot_count,
+        declared: decls.variables.len(),
+        result_type,
+        limits: limits.clone(),
+        plan_error,
+    })
+}
