@@ -155,6 +155,65 @@ impl Selector {
         Some(Selector { requirements: reqs })
     }
 
+    /// The text form kubectl's `-l` and the `labelSelector` query take (apimachinery's
+    /// `labels.Parse`): `k`, `!k`, `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`,
+    /// separated by commas. The empty text selects everything.
+    pub fn parse_str(text: &str) -> Result<Selector, String> {
+        let mut terms = Vec::new();
+        let (mut depth, mut start) = (0usize, 0usize);
+        for (i, c) in text.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    terms.push(&text[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        terms.push(&text[start..]);
+        let mut requirements = Vec::new();
+        for term in terms.iter().map(|t| t.trim()) {
+            if term.is_empty() {
+                if text.trim().is_empty() {
+                    continue;
+                }
+                return Err(format!("{text:?}: an empty requirement"));
+            }
+            let req = if let Some(key) = term.strip_prefix('!') {
+                new_requirement(key.trim(), Op::DoesNotExist, vec![])
+            } else if let Some(open) = term.find('(') {
+                let head: Vec<&str> = term[..open].split_whitespace().collect();
+                let Some(body) = term[open + 1..].strip_suffix(')') else {
+                    return Err(format!("{term:?}: a set of values must end with ')'"));
+                };
+                let values: Vec<String> = body
+                    .split(',')
+                    .map(|v| v.trim().to_string())
+                    .filter(|v| !v.is_empty())
+                    .collect();
+                match head.as_slice() {
+                    [key, "in"] => new_requirement(key, Op::In, values),
+                    [key, "notin"] => new_requirement(key, Op::NotIn, values),
+                    _ => {
+                        return Err(format!(
+                            "{term:?}: expected 'KEY in (...)' or 'KEY notin (...)'"
+                        ));
+                    }
+                }
+            } else if let Some((k, v)) = term.split_once("!=") {
+                new_requirement(k.trim(), Op::NotIn, vec![v.trim().to_string()])
+            } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+                new_requirement(k.trim(), Op::Equals, vec![v.trim().to_string()])
+            } else {
+                new_requirement(term, Op::Exists, vec![])
+            };
+            requirements.push(req.map_err(|e| format!("{term:?}: {e}"))?);
+        }
+        Ok(Selector { requirements })
+    }
+
     pub fn requirements(&self) -> &[Requirement] {
         &self.requirements
     }
@@ -307,6 +366,49 @@ mod tests {
         assert!(!matches(&sel, &json!({"a": "1", "b": "x", "c": ""})));
         assert!(!matches(&sel, &json!(null)));
         assert_eq!(to_string(&sel), "a=1,b in (x,y),!c");
+    }
+
+    #[test]
+    fn the_text_form() {
+        let sel =
+            Selector::parse_str("sharding.fluxcd.io/key in (shard1, shard2),!x,a=1,b!=2").unwrap();
+        let labels = |v: Value| sel.matches_json(&v);
+        assert!(labels(
+            json!({"sharding.fluxcd.io/key": "shard2", "a": "1"})
+        ));
+        assert!(!labels(
+            json!({"sharding.fluxcd.io/key": "shard3", "a": "1"})
+        ));
+        assert!(!labels(
+            json!({"sharding.fluxcd.io/key": "shard1", "a": "1", "x": ""})
+        ));
+        assert!(!labels(
+            json!({"sharding.fluxcd.io/key": "shard1", "a": "1", "b": "2"})
+        ));
+        let main = Selector::parse_str("!sharding.fluxcd.io/key").unwrap();
+        assert!(main.matches_json(&json!({})));
+        assert!(!main.matches_json(&json!({"sharding.fluxcd.io/key": "shard1"})));
+        assert!(Selector::parse_str("").unwrap().is_empty());
+        assert!(
+            Selector::parse_str("k==v")
+                .unwrap()
+                .matches_json(&json!({"k": "v"}))
+        );
+        assert!(
+            Selector::parse_str("k")
+                .unwrap()
+                .matches_json(&json!({"k": ""}))
+        );
+        for bad in [
+            "a in (x",
+            "a in ()",
+            "bad key!",
+            "a,,b",
+            "a foo (x)",
+            "a=not valid",
+        ] {
+            assert!(Selector::parse_str(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
