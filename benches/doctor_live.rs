@@ -13,6 +13,10 @@
 //! - `KSM_BENCH_SETS` (default 2000) and `KSM_BENCH_SMALL_SETS` (default 200).
 //! - `KSM_BENCH_HOLD=1`: after the runs, print the kubeconfig path and keep the server up until
 //!   stdin closes (for profiling the binary by hand, e.g. with `perf record`).
+//! - `KSM_BENCH_PROVIDER=sveltos`: the default-provider variant (doctor_live/sveltos.rs): the
+//!   ServiceSets are kcm's `ksm-projectsveltos` ones, each with its Profile, ClusterSummary,
+//!   ClusterConfiguration, CAPI Cluster and kubeconfig Secret, and kubectl gets those kinds.
+//! - `KSM_BENCH_BIN`: a kubectl-ksm binary to use instead of building the release one.
 //!
 //! The objects are generated from those of testdata/doctor/healthy/dump.yaml (the SMP ksm-flux
 //! with its Deployments and CRDs, seeded once; a ServiceSet, a ServiceTemplate with its
@@ -20,6 +24,8 @@
 
 #[path = "../tests/fakeapi/mod.rs"]
 mod fakeapi;
+#[path = "doctor_live/sveltos.rs"]
+mod sveltos;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -336,11 +342,21 @@ fn doctor_cmd(bin: &Path, kubeconfig: &Path) -> Command {
     cmd
 }
 
+/// Which ServiceSets the bench generates.
+fn default_provider() -> bool {
+    std::env::var("KSM_BENCH_PROVIDER").is_ok_and(|v| v == "sveltos")
+}
+
 fn kubectl_cmd(kubectl: &str, kubeconfig: &Path, home: &Path) -> Command {
     let mut cmd = Command::new(kubectl);
+    let kinds = if default_provider() {
+        sveltos::KUBECTL_KINDS
+    } else {
+        KUBECTL_KINDS
+    };
     cmd.args([
         "get",
-        KUBECTL_KINDS,
+        kinds,
         "-A",
         "-o",
         "json",
@@ -391,7 +407,11 @@ fn measure(
 ) -> (Sized, FakeApiServer, PathBuf) {
     let server = FakeApiServer::start();
     let start = Instant::now();
-    let objects = populate(&server, t, sets);
+    let objects = if default_provider() {
+        sveltos::populate(&server, sets)
+    } else {
+        populate(&server, t, sets)
+    };
     let seed_time = start.elapsed();
     eprintln!(
         "[{sets}] seeded {objects} objects in {:.1} s",
@@ -465,6 +485,9 @@ fn measure(
 }
 
 fn build_release() -> PathBuf {
+    if let Some(bin) = std::env::var_os("KSM_BENCH_BIN") {
+        return PathBuf::from(bin);
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["build", "--release", "--bin", "kubectl-ksm", "--quiet"])
@@ -516,7 +539,14 @@ fn main() {
     let (big, big_server, big_kubeconfig) = measure(&t, big_sets, runs, &bin, &kubectl, &dir);
 
     println!();
-    println!("## Live doctor: {runs} timed runs each, median (all runs in s)");
+    println!(
+        "## Live doctor ({}): {runs} timed runs each, median (all runs in s)",
+        if default_provider() {
+            "ksm-projectsveltos: Profiles, ClusterSummaries"
+        } else {
+            "ksm-flux: HelmReleases"
+        }
+    );
     println!();
     println!("| size | objects | doctor | kubectl get | doctor ÷ kubectl | doctor JSON bytes |");
     println!("|---|---:|---:|---:|---:|---:|");

@@ -95,6 +95,17 @@ fn lint_problems_github() {
     assert_cmd_snapshot!(ksm().args(["lint", "-o", "github", "testdata/lint/smp-problems.yaml"]));
 }
 
+/// kcm's health-rule ConfigMaps: load errors at their line:col inside the embedded `rules`.
+#[test]
+fn lint_health_rule_config_maps() {
+    assert_cmd_snapshot!(ksm().args([
+        "lint",
+        "--color",
+        "never",
+        "testdata/lint/health-rules.yaml"
+    ]));
+}
+
 #[test]
 fn lint_reads_directories_recursively() {
     assert_cmd_snapshot!(ksm().args(["lint", "testdata/examples"]));
@@ -330,6 +341,29 @@ fn check_ready_provider_exits_zero() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("ksm-flux: READY"));
 }
 
+/// kcm's own default SMP: its rules read Deployment status fields without has(), so a
+/// provisioner scaled to 0 fails to evaluate instead of being not ready; lint says so first.
+#[test]
+fn check_kcm_default_smp_reads_omitted_fields() {
+    assert_cmd_snapshot!(ksm().args([
+        "check",
+        "testdata/examples/smp-ksm-projectsveltos.yaml",
+        "--objects",
+        "testdata/check-sveltos"
+    ]));
+    let lint = ksm()
+        .args([
+            "lint",
+            "-o",
+            "json",
+            "testdata/examples/smp-ksm-projectsveltos.yaml",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&lint.stdout);
+    assert_eq!(text.matches("\"KSM204\"").count(), 2, "{text}");
+}
+
 #[test]
 fn check_without_smp_is_an_error() {
     assert_cmd_snapshot!(ksm().args(["check", "testdata/check/crds.yaml"]));
@@ -396,7 +430,8 @@ fn verbose_explains_true_results_and_counts_files() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "testdata/examples/smp-flux-from-guide.yaml: 1 documents, 1 objects checked, 0 skipped, 4 findings\n\
-         testdata/examples/smp-flux.yaml: 1 documents, 1 objects checked, 0 skipped, 0 findings\n"
+         testdata/examples/smp-flux.yaml: 1 documents, 1 objects checked, 0 skipped, 0 findings\n\
+         testdata/examples/smp-ksm-projectsveltos.yaml: 1 documents, 1 objects checked, 0 skipped, 2 findings\n"
     );
 }
 

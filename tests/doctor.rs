@@ -158,3 +158,83 @@ fn saved_bundles_have_no_secret_data_and_diagnose_the_same() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What a user meets first: a ServiceSet named as the argument, a bundle judged at the time it
+/// was captured, a name that matches nothing, and states in the JSON report.
+#[test]
+fn doctor_as_a_user_meets_it() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/doctor/sveltos-conflict");
+    let dump = relative(&case);
+    let (_, by_flag, _) = doctor(&dump, &["--serviceset", "edge-ingress"]);
+    let named = |name: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .args(["doctor", name, "--now", NOW, "--from"])
+            .arg(&dump)
+            .env_clear()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, by_arg, _) = named("edge-ingress");
+    assert_eq!(code, Some(0), "{by_arg}");
+    assert_eq!(by_arg, by_flag);
+    assert!(
+        by_arg.contains("1 ServiceSet, 1 service: 1 healthy"),
+        "{by_arg}"
+    );
+
+    let (code, stdout, stderr) = named("no-such-set");
+    assert_eq!(code, Some(2), "{stdout}");
+    assert!(stderr.contains("no ServiceSet \"no-such-set\""), "{stderr}");
+
+    // JSON: per-ServiceSet and per-service states.
+    let (_, json, _) = doctor(&dump, &["-o", "json"]);
+    let report: Value = serde_json::from_str(&json).unwrap();
+    let sets = report["service_sets"].as_array().unwrap();
+    let dev = sets.iter().find(|s| s["name"] == "dev-cluster").unwrap();
+    assert_eq!(dev["status"], "problems");
+    assert_eq!(dev["translation"], "Sveltos");
+    let svc = |n: &str| {
+        dev["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(svc("ingress-nginx")["reported"], "Failed");
+    assert_eq!(svc("ingress-nginx")["status"], "problems");
+    assert_eq!(svc("cert-manager")["observed"], "Deployed");
+    assert_eq!(svc("cert-manager")["status"], "healthy");
+
+    // --save records the capture time; --from judges ages against it unless --now is given.
+    let dir = std::env::temp_dir().join(format!("ksm-doctor-captured-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bundle = dir.join("bundle.yaml");
+    let stuck = relative(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/doctor/sveltos-stuck-provisioning"),
+    );
+    let (_, at_capture, _) = doctor(&stuck, &["--save", bundle.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&bundle).unwrap();
+    assert!(
+        text.starts_with(&format!("# kubectl ksm doctor --save; captured at {NOW}\n")),
+        "{}",
+        &text[..100]
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["doctor", "--from"])
+        .arg(&bundle)
+        .env_clear()
+        .output()
+        .unwrap();
+    let later = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(later, at_capture, "ages judged at the capture time");
+    assert!(later.contains("Provisioning for 3h0m0s"), "{later}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

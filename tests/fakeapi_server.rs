@@ -1406,10 +1406,28 @@ fn load_objects_yaml_seeds_every_doctor_dump_with_its_status() {
         let text = std::fs::read_to_string(dir.join("dump.yaml")).unwrap();
         let api = FakeApiServer::start();
         let want = dump_objects(&text);
-        if !want.iter().any(|o| o["kind"] == "CustomResourceDefinition") {
-            // multi-problem holds no CRDs: the testdata ones serve its kinds
-            api.load_crds_dir(testdata("../crds/kcm"));
-            api.load_crds_dir(testdata("../crds/flux"));
+        let sveltos = dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("sveltos-"));
+        if sveltos || !want.iter().any(|o| o["kind"] == "CustomResourceDefinition") {
+            // multi-problem holds no CRDs, and the Sveltos dumps only a few (reduced to open
+            // objects): the real ones serve the other kinds; a dump's own CRD replaces one.
+            let own: Vec<&Value> = want
+                .iter()
+                .filter(|o| o["kind"] == "CustomResourceDefinition")
+                .map(|o| &o["metadata"]["name"])
+                .collect();
+            for dir in ["../crds/kcm", "../crds/flux", "../crds/sveltos"] {
+                for f in std::fs::read_dir(testdata(dir)).unwrap() {
+                    let crd: Value = serde_saphyr::from_str(
+                        &std::fs::read_to_string(f.unwrap().path()).unwrap(),
+                    )
+                    .unwrap();
+                    if !own.contains(&&crd["metadata"]["name"]) {
+                        api.load_crd(&crd);
+                    }
+                }
+            }
         }
         assert_eq!(api.load_objects_yaml(&text), want.len(), "{dir:?}");
         for o in want {

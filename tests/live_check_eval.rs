@@ -279,7 +279,7 @@ fn kubeconfig_files_listed_in_kubeconfig_are_merged() {
 }
 
 #[test]
-fn a_cluster_without_flux_says_so() {
+fn a_cluster_without_sveltos_or_flux_says_so() {
     let server = FakeApiServer::start();
     server.load_crds_dir(root().join("crds/kcm"));
     let dir = std::env::temp_dir().join(format!("ksm-live-noflux-{}", std::process::id()));
@@ -294,7 +294,10 @@ fn a_cluster_without_flux_says_so() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("is Flux installed?"), "{err}");
+    assert!(
+        err.contains("serves neither Sveltos Profiles (config.projectsveltos.io, kcm's default provider) nor Flux HelmReleases/Kustomizations"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -27,11 +27,12 @@ fn cases() -> Vec<PathBuf> {
     dirs
 }
 
-/// A fake API server holding the real kcm and Flux CRDs and the objects of a dump.
+/// A fake API server holding the real kcm, Flux and Sveltos CRDs and the objects of a dump.
 fn serve(dump: &Path) -> FakeApiServer {
     let server = FakeApiServer::start();
     server.load_crds_dir(root().join("crds/kcm"));
     server.load_crds_dir(root().join("crds/flux"));
+    server.load_crds_dir(root().join("crds/sveltos"));
     server.load_objects_yaml(&std::fs::read_to_string(dump).unwrap());
     server
 }
@@ -163,6 +164,107 @@ fn a_cluster_without_k0rdent_says_so() {
     assert!(
         stderr.contains("serves no k0rdent.mirantis.com API: is k0rdent (kcm) installed?"),
         "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs doctor in human form against a server; (exit code, stdout, stderr).
+fn doctor_human(server: &FakeApiServer, name: &str) -> (Option<i32>, String, String) {
+    let dir = std::env::temp_dir().join(format!("ksm-live-doctor-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig);
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["doctor", "-A", "--now", NOW, "--kubeconfig"])
+        .arg(&kubeconfig)
+        .env_clear()
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_cluster_with_sveltos_and_no_flux_is_diagnosed() {
+    let server = FakeApiServer::start();
+    server.load_crds_dir(root().join("crds/kcm"));
+    server.load_crds_dir(root().join("crds/sveltos"));
+    // kcm runs Flux's source-controller for its templates, not the helm/kustomize ones.
+    for f in std::fs::read_dir(root().join("crds/flux")).unwrap() {
+        let p = f.unwrap().path();
+        if p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("source.")
+        {
+            server.load_crd_yaml(&std::fs::read_to_string(&p).unwrap());
+        }
+    }
+    server.load_objects_yaml(
+        &std::fs::read_to_string(root().join("testdata/doctor/sveltos-healthy-profile/dump.yaml"))
+            .unwrap(),
+    );
+    let (code, stdout, stderr) = doctor_human(&server, "noflux");
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("2 services: 2 healthy"), "{stdout}");
+    assert!(stderr.contains("serves no Flux CRDs"), "{stderr}");
+}
+
+#[test]
+fn a_cluster_without_sveltos_crds_says_so() {
+    let server = serve_flux_only(&root().join("testdata/doctor/healthy/dump.yaml"));
+    let (code, _, stderr) = doctor_human(&server, "nosveltos");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("serves no Sveltos CRDs (config.projectsveltos.io)"),
+        "{stderr}"
+    );
+}
+
+fn serve_flux_only(dump: &Path) -> FakeApiServer {
+    let server = FakeApiServer::start();
+    server.load_crds_dir(root().join("crds/kcm"));
+    server.load_crds_dir(root().join("crds/flux"));
+    server.load_objects_yaml(&std::fs::read_to_string(dump).unwrap());
+    server
+}
+
+#[test]
+fn an_empty_namespace_is_named_with_a_hint() {
+    let server = serve(&root().join("testdata/doctor/sveltos-healthy-profile/dump.yaml"));
+    let dir = std::env::temp_dir().join(format!("ksm-live-doctor-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig);
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .arg("doctor")
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .env_clear()
+            .output()
+            .unwrap()
+    };
+    let out = run(&["-n", "team-empty"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no ServiceSets in namespace team-empty (-A looks in every namespace)"),
+        "{stderr}"
+    );
+    let out = run(&["dev-cluster", "-n", "team-empty"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["dev-cluster", "-n", "kcm-system"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,7 +1,9 @@
 //! `kubectl ksm render` over every case of testdata/render/<case>/input.yaml:
 //! - the output (objects on stdout, findings on stderr, exit code) is the case's snapshot,
 //!   testdata/render/<case>/output.snap;
-//! - every rendered object validates against the real Flux CRD (crds/flux);
+//! - every rendered object validates against its real CRD (crds/flux, crds/sveltos), and a
+//!   ServiceSet gets only its provider's kinds (Profile/ClusterProfile for kcm's default
+//!   provider, HelmRelease/Kustomization for the Flux adapter);
 //! - `-o json` and `-o yaml` carry the same objects.
 
 use std::path::{Path, PathBuf};
@@ -63,16 +65,27 @@ fn every_case_renders_as_its_snapshot() {
 }
 
 #[test]
-fn every_rendered_object_is_valid_for_its_flux_crd() {
+fn every_rendered_object_is_valid_for_its_crd() {
     let mut checked = 0;
+    let mut profiles = 0;
     for case in cases() {
+        let sveltos = case
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("sveltos-");
         let (_, stdout, _) = render(&case, "json");
         let list: Value = serde_json::from_str(&stdout).unwrap();
         assert_eq!(list["kind"], "List");
         for item in list["items"].as_array().unwrap() {
             let kind = item["kind"].as_str().unwrap();
-            assert!(matches!(kind, "HelmRelease" | "Kustomization"), "{kind}");
-            let violations = crds::validate(item).expect("an embedded Flux CRD");
+            if sveltos {
+                assert!(matches!(kind, "Profile" | "ClusterProfile"), "{kind}");
+                profiles += 1;
+            } else {
+                assert!(matches!(kind, "HelmRelease" | "Kustomization"), "{kind}");
+            }
+            let violations = crds::validate(item).expect("an embedded CRD");
             assert!(
                 violations.is_empty(),
                 "{}: {} {} fails its CRD: {:?}",
@@ -85,6 +98,7 @@ fn every_rendered_object_is_valid_for_its_flux_crd() {
         }
     }
     assert!(checked >= 15, "only {checked} objects checked");
+    assert!(profiles >= 8, "only {profiles} Profiles checked");
 }
 
 #[test]

@@ -85,6 +85,13 @@ pub const CLUSTER_DEPLOYMENT: Kind = kind!(
     "clusterdeployments",
     NAMESPACED
 );
+pub const CREDENTIAL: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "Credential",
+    "credentials",
+    NAMESPACED
+);
 pub const MULTI_CLUSTER_SERVICE: Kind = kind!(
     "k0rdent.mirantis.com",
     "v1beta1",
@@ -356,6 +363,8 @@ pub const ALL: &[&Kind] = &[
     &SERVICE_TEMPLATE,
     &CLUSTER_DEPLOYMENT,
     &MULTI_CLUSTER_SERVICE,
+    &CREDENTIAL,
+    &CONFIG_MAP,
     &HELM_RELEASE,
     &KUSTOMIZATION,
     &HELM_CHART,
@@ -370,6 +379,15 @@ pub const ALL: &[&Kind] = &[
     &CLUSTER_CONFIGURATION,
     &SVELTOS_CLUSTER,
     &CAPI_CLUSTER,
+];
+
+/// The Sveltos objects of kcm's default provider that doctor follows.
+pub const SVELTOS_OBJECTS: &[&Kind] = &[
+    &PROFILE,
+    &CLUSTER_PROFILE,
+    &CLUSTER_SUMMARY,
+    &CLUSTER_CONFIGURATION,
+    &SVELTOS_CLUSTER,
 ];
 
 /// The Flux objects the adapter writes, one per service.

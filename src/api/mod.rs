@@ -5,6 +5,7 @@
 //! - [`meta`], [`kcm`], [`flux`]: borrowed typed views of the objects (ServiceSet and its
 //!   services, StateManagementProvider and its references, ServiceTemplate, ClusterDeployment
 //!   and MultiClusterService, HelmRelease/Kustomization and their sources);
+//! - [`sveltos`]: kcm's default provider: its adapter's facts, the Sveltos objects;
 //! - [`naming`]: the naming and labelling rules of the Flux adapter and of kcm;
 //! - the primitives: [`names`] (DNS-1123 names, label syntax), [`selector`] (label
 //!   selectors), [`duration`] (Go durations and the Flux duration pattern).
@@ -19,6 +20,7 @@ pub mod meta;
 pub mod names;
 pub mod naming;
 pub mod selector;
+pub mod sveltos;
 
 pub use kinds::Kind;
 pub use meta::{Object, ObjectId};

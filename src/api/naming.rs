@@ -19,6 +19,10 @@ pub const LABEL_PRIORITY: &str = "ksm.k0rdent.mirantis.com/priority";
 pub const ANNOTATION_PAUSED: &str = "k0rdent.mirantis.com/service-set-paused";
 /// kcm's ServiceSet finalizer; the adapter owns the ServiceSet's lifecycle as kcm's does.
 pub const FINALIZER: &str = "k0rdent.mirantis.com/service-set";
+/// The provider name of the Flux adapter (deploy/statemanagementprovider.yaml).
+pub const FLUX_PROVIDER: &str = "ksm-flux";
+/// The Deployment that runs the Flux adapter (deploy/deployment.yaml).
+pub const ADAPTER_DEPLOYMENT: &str = "kubectl-ksm";
 /// The field manager of every write of the adapter.
 pub const FIELD_MANAGER: &str = "kubectl-ksm";
 /// kubectl's annotation with the whole last applied object.

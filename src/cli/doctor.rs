@@ -21,13 +21,18 @@ Examples:
   kubectl get statemanagementproviders,servicesets,servicetemplates,helmreleases,kustomizations,\\
 helmcharts,helmrepositories,gitrepositories,ocirepositories,buckets -A -o yaml > dump.yaml
   kubectl ksm doctor -A
+  kubectl ksm doctor dev-cluster -n kcm-system
   kubectl ksm doctor -n kcm-system --serviceset dev-cluster --stuck-after 30m
+  kubectl ksm doctor -A --save bundle.yaml   # later: kubectl ksm doctor --from bundle.yaml
   kubectl ksm doctor --from dump.yaml
   kubectl ksm doctor --from dump.yaml -n kcm-system --serviceset dev-cluster -o json
 
 Live, it reads the cluster of the current kubeconfig context (read-only: get and list only,
 one list per kind). Exit codes: 0 healthy, 1 problems found, 2 could not run.")]
 pub struct DoctorArgs {
+    /// Only the ServiceSet of this name (as --serviceset)
+    #[arg(value_name = "SERVICESET", conflicts_with = "serviceset")]
+    pub name: Option<String>,
     /// Diagnose saved objects instead of the cluster: files or directories of
     /// `kubectl get ... -o yaml` output (Lists or single objects)
     #[arg(long = "from", value_name = "PATH", num_args = 1..)]
@@ -50,10 +55,12 @@ pub struct DoctorArgs {
     /// A service Pending or Provisioning longer than this is stuck (Go duration)
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::api::duration::flag)]
     pub stuck_after: Duration,
-    /// The time to judge ages against (RFC 3339), for reproducible runs on old dumps
+    /// The time to judge ages against (RFC 3339); default: now, or for a bundle saved with
+    /// --save the time it was captured
     #[arg(long, value_name = "TIME")]
     pub now: Option<chrono::DateTime<chrono::Utc>>,
-    /// Write the objects used as a support bundle (YAML; Secret data removed)
+    /// Write the objects used as a support bundle (YAML; Secret data removed; the capture
+    /// time recorded for --from)
     #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
     /// Print the documentation of a finding code (e.g. KSM609) and exit
@@ -84,6 +91,26 @@ pub fn without_secret_data(objects: Vec<Value>) -> Vec<Value> {
             o
         })
         .collect()
+}
+
+/// The first line of a bundle written by --save: when its objects were read.
+const CAPTURED_PREFIX: &str = "# kubectl ksm doctor --save; captured at ";
+
+/// The capture time of the first bundle among `paths` that records one.
+fn capture_time(paths: &[PathBuf]) -> Option<chrono::DateTime<chrono::Utc>> {
+    use std::io::{BufRead, Read};
+    paths.iter().find_map(|p| {
+        let file = std::fs::File::open(p).ok()?;
+        let mut line = String::new();
+        std::io::BufReader::new(file)
+            .take(256)
+            .read_line(&mut line)
+            .ok()?;
+        let t = line.strip_prefix(CAPTURED_PREFIX)?;
+        chrono::DateTime::parse_from_rfc3339(t.trim())
+            .ok()
+            .map(|t| t.with_timezone(&chrono::Utc))
+    })
 }
 
 /// Reads the cluster: (objects, Secret names listed, namespace filter).
@@ -131,9 +158,12 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             OutputFormat::Github,
         ],
     )?;
-    let (objects, secrets_collected, namespace) = if args.from.is_empty() {
+    let live = args.from.is_empty();
+    let mut captured = None;
+    let (objects, secrets_collected, namespace) = if live {
         live_snapshot(args, io)?
     } else {
+        captured = capture_time(&args.from);
         let objects: Vec<Value> = input::load_objects(&args.from, io.stdin)?
             .into_iter()
             .map(|o| o.json)
@@ -144,16 +174,40 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         (objects, secrets, args.namespace.clone())
     };
     let objects = without_secret_data(objects);
+    let service_set = args.name.clone().or_else(|| args.serviceset.clone());
+    let now = args.now.or(captured).unwrap_or_else(chrono::Utc::now);
     let options = Options {
-        now: args.now.unwrap_or_else(chrono::Utc::now),
+        now,
         stuck_after: args.stuck_after,
-        namespace,
-        service_set: args.serviceset.clone(),
+        namespace: namespace.clone(),
+        service_set: service_set.clone(),
         secrets_collected,
     };
     let report = doctor::diagnose(&objects, &options);
+    if report.service_sets.is_empty() {
+        let where_ = match &namespace {
+            Some(ns) => format!("in namespace {ns}"),
+            None => "in any namespace".to_string(),
+        };
+        let all = if namespace.is_some() && live {
+            " (-A looks in every namespace)"
+        } else {
+            ""
+        };
+        if let Some(name) = &service_set {
+            return Err(CliError::Fatal(format!(
+                "no ServiceSet {name:?} {where_}{all}"
+            )));
+        }
+        if live {
+            writeln!(io.stderr, "note: no ServiceSets {where_}{all}")?;
+        }
+    }
     if let Some(path) = &args.save {
-        let mut text = String::new();
+        let mut text = format!(
+            "{CAPTURED_PREFIX}{}\n",
+            now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
         yaml::write_document(
             &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects}),
             &mut text,

@@ -1,5 +1,6 @@
-//! `kubectl ksm render SERVICESET.yaml [--templates PATH...]`: the Flux objects a ServiceSet
-//! produces, printed so that `kubectl apply -f -` takes them. Findings go to stderr.
+//! `kubectl ksm render SERVICESET.yaml [--templates PATH...]`: the objects a ServiceSet's
+//! adapter writes (the Sveltos Profile/ClusterProfile of kcm's default provider, the Flux
+//! objects of ours), printed so that `kubectl apply -f -` takes them. Findings go to stderr.
 
 use std::path::PathBuf;
 
@@ -10,12 +11,14 @@ use super::input;
 use super::{
     CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
 };
+use crate::api::kcm::{ServiceSet, StateManagementProvider};
 use crate::api::kinds;
 use crate::api::meta::Object;
 use crate::core::derive;
 use crate::core::objects::LoadedObject;
-use crate::core::render::{self, Inputs};
-use crate::diag::Severity;
+use crate::core::provider;
+use crate::core::render::codes as render_codes;
+use crate::diag::{Diagnostic, Severity};
 use crate::output::diagnostics as diag_out;
 use crate::output::render as render_out;
 
@@ -103,14 +106,40 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             "{what}: no ServiceSet, ClusterDeployment or MultiClusterService to render"
         )));
     }
+    let smps: Vec<&Value> = all
+        .iter()
+        .filter(|o| Object(o).kind() == kinds::STATE_MANAGEMENT_PROVIDER.kind)
+        .collect();
+    let kcm_adapter = provider::kcm_adapter(smps.iter().map(|s| StateManagementProvider(s)));
     let mut rendered_objects = Vec::new();
     let mut diagnostics = Vec::new();
     let mut errors = false;
     for set in &sets {
-        let r = render::render(&Inputs {
-            service_set: set,
-            templates: &templates,
-        });
+        let ss = ServiceSet(set);
+        let name = ss.provider_name();
+        let smp = smps
+            .iter()
+            .find(|s| Object(s).name() == name)
+            .map(|s| StateManagementProvider(s));
+        let translator = match provider::translator(name, smp, kcm_adapter.as_ref()) {
+            Ok(t) => t,
+            Err(unknown) => {
+                errors = true;
+                diagnostics.push(
+                    Diagnostic::error(
+                        render_codes::PROVIDER_UNKNOWN,
+                        format!("ServiceSet {}/{}: {unknown}", ss.namespace(), ss.name()),
+                    )
+                    .help("pass the provider's StateManagementProvider with --smp; nothing is rendered for this ServiceSet"),
+                );
+                continue;
+            }
+        };
+        let inputs = match translator {
+            provider::Translator::Flux => &templates,
+            provider::Translator::Sveltos => &all,
+        };
+        let r = provider::render(translator, set, inputs);
         errors |= r.has_errors();
         rendered_objects.extend(r.objects);
         diagnostics.extend(r.diagnostics);
@@ -182,6 +211,22 @@ fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> 
         .map_err(fatal)?;
     let mut all = sets.clone();
     all.extend(templates);
+    // What kcm's Sveltos adapter reads besides templates, and the providers (to pick the
+    // translation): one list per kind the cluster serves.
+    for kind in provider::SVELTOS_INPUTS
+        .iter()
+        .filter(|k| k.kind != kinds::SERVICE_TEMPLATE.kind)
+    {
+        if let Some((ar, caps)) = cluster.resource(kind.group, kind.kind) {
+            all.extend(cluster.list(&ar, &caps, Some(&namespace)).map_err(fatal)?);
+        }
+    }
+    if let Some((ar, caps)) = cluster.resource(
+        kinds::STATE_MANAGEMENT_PROVIDER.group,
+        kinds::STATE_MANAGEMENT_PROVIDER.kind,
+    ) {
+        all.extend(cluster.list(&ar, &caps, None).map_err(fatal)?);
+    }
     Ok((sets, all))
 }
 

@@ -58,6 +58,9 @@ pub const GROUPS: &[&str] = &[
     kinds::HELM_RELEASE.group,
     kinds::KUSTOMIZATION.group,
     kinds::HELM_CHART.group,
+    kinds::PROFILE.group,
+    kinds::SVELTOS_CLUSTER.group,
+    kinds::CAPI_CLUSTER.group,
 ];
 
 impl Cluster {
@@ -167,12 +170,27 @@ impl Cluster {
         caps: &ApiCapabilities,
         namespace: Option<&str>,
     ) -> Result<Vec<Value>, ClusterError> {
+        self.list_selected(ar, caps, namespace, None)
+    }
+
+    /// The objects of a kind matching a label selector, one paginated list.
+    pub fn list_selected(
+        &self,
+        ar: &ApiResource,
+        caps: &ApiCapabilities,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
         let api: Api<DynamicObject> = match (caps.scope.clone(), namespace) {
             (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, ar),
             _ => Api::all_with(self.client.clone(), ar),
         };
         let items = self.paginate(&format!("list {}", ar.plural), |lp| {
             let api = api.clone();
+            let lp = match label_selector {
+                Some(s) => lp.labels(s),
+                None => lp,
+            };
             async move { api.list(&lp).await }
         })?;
         Ok(items.into_iter().map(|o| with_type(&o, ar)).collect())
@@ -316,6 +334,18 @@ pub const DOCTOR_KINDS: &[(&Kind, bool)] = &[
     (&kinds::GIT_REPOSITORY, true),
     (&kinds::OCI_REPOSITORY, true),
     (&kinds::BUCKET, true),
+    // kcm's default provider: the Profiles kcm writes, what Sveltos makes of them, the
+    // clusters they target and what the Profile is built from. ClusterSummaries and
+    // ClusterConfigurations live in the cluster's namespace (`mgmt` for self-management).
+    (&kinds::PROFILE, false),
+    (&kinds::CLUSTER_PROFILE, true),
+    (&kinds::CLUSTER_SUMMARY, true),
+    (&kinds::CLUSTER_CONFIGURATION, true),
+    (&kinds::SVELTOS_CLUSTER, true),
+    (&kinds::CAPI_CLUSTER, false),
+    (&kinds::CLUSTER_DEPLOYMENT, false),
+    (&kinds::MULTI_CLUSTER_SERVICE, true),
+    (&kinds::CREDENTIAL, false),
 ];
 
 /// What a live snapshot holds and how it was taken.
@@ -341,25 +371,64 @@ impl Cluster {
                 self.server
             )));
         }
-        if !self.has_group(kinds::HELM_RELEASE.group) && !self.has_group(kinds::KUSTOMIZATION.group)
-        {
+        let flux =
+            self.has_group(kinds::HELM_RELEASE.group) || self.has_group(kinds::KUSTOMIZATION.group);
+        let sveltos = self.has_group(kinds::PROFILE.group);
+        if !flux && !sveltos {
             return Err(ClusterError(format!(
-                "the cluster at {} serves neither HelmReleases nor Kustomizations: is Flux installed? (flux check, or kubectl api-resources --api-group=helm.toolkit.fluxcd.io)",
-                self.server
+                "the cluster at {} serves neither Sveltos Profiles ({}, kcm's default provider) nor Flux HelmReleases/Kustomizations: are the providers installed? (kubectl api-resources --api-group={})",
+                self.server,
+                kinds::PROFILE.group,
+                kinds::PROFILE.group
             )));
         }
         let mut objects = Vec::new();
         let mut notes = Vec::new();
+        if !sveltos {
+            notes.push(format!(
+                "the cluster serves no Sveltos CRDs ({}): ServiceSets of kcm's default provider ksm-projectsveltos cannot be followed past their status",
+                kinds::PROFILE.group
+            ));
+        }
+        if !flux {
+            notes.push(format!(
+                "the cluster serves no Flux CRDs ({}): ServiceSets of a Flux adapter cannot be followed past their status",
+                kinds::HELM_RELEASE.group
+            ));
+        }
         for (kind, everywhere) in DOCTOR_KINDS {
             let (group, kind) = (kind.group, kind.kind);
             let Some((ar, caps)) = self.resource(group, kind) else {
-                notes.push(format!(
-                    "the cluster does not serve {kind} ({group}): nothing of that kind to follow"
-                ));
+                // A whole provider's group absent is said once, above.
+                let said = (group == kinds::PROFILE.group && !sveltos)
+                    || ((group == kinds::HELM_RELEASE.group
+                        || group == kinds::KUSTOMIZATION.group)
+                        && !flux);
+                if !said {
+                    notes.push(format!(
+                        "the cluster does not serve {kind} ({group}): nothing of that kind to follow"
+                    ));
+                }
                 continue;
             };
             let ns = if *everywhere { None } else { namespace };
             objects.extend(self.list(&ar, &caps, ns)?);
+        }
+        // kcm's health-rule ConfigMaps (every namespace: the system namespace holds the global
+        // tier), by their label.
+        if sveltos {
+            let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+            let caps = ApiCapabilities {
+                scope: Scope::Namespaced,
+                subresources: Vec::new(),
+                operations: Vec::new(),
+            };
+            objects.extend(self.list_selected(
+                &ar,
+                &caps,
+                None,
+                Some(crate::api::sveltos::LABEL_HEALTH_RULE_TARGET),
+            )?);
         }
         // Secret names, never their data: metadata-only list.
         let secrets_listed = match self.secret_names(namespace) {

@@ -1,4 +1,5 @@
-//! The real kcm and Flux CRDs, embedded at build time (crds/) and parsed on first use.
+//! The real kcm, Flux and Sveltos CRDs, embedded at build time (crds/) and parsed on first
+//! use.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -64,9 +65,29 @@ const EMBEDDED: &[(&str, &str)] = &[
         "OCIRepository",
         include_str!("../../crds/flux/source.toolkit.fluxcd.io_ocirepositories.yaml"),
     ),
+    (
+        "Profile",
+        include_str!("../../crds/sveltos/config.projectsveltos.io_profiles.yaml"),
+    ),
+    (
+        "ClusterProfile",
+        include_str!("../../crds/sveltos/config.projectsveltos.io_clusterprofiles.yaml"),
+    ),
+    (
+        "ClusterSummary",
+        include_str!("../../crds/sveltos/config.projectsveltos.io_clustersummaries.yaml"),
+    ),
+    (
+        "ClusterConfiguration",
+        include_str!("../../crds/sveltos/config.projectsveltos.io_clusterconfigurations.yaml"),
+    ),
+    (
+        "SveltosCluster",
+        include_str!("../../crds/sveltos/lib.projectsveltos.io_sveltosclusters.yaml"),
+    ),
 ];
 
-/// The embedded CRD of a kcm or Flux kind, parsed once.
+/// The embedded CRD of a kcm, Flux or Sveltos kind, parsed once.
 pub fn crd(kind: &str) -> Option<&'static Crd> {
     static PARSED: [OnceLock<Crd>; EMBEDDED.len()] = [const { OnceLock::new() }; EMBEDDED.len()];
     let idx = EMBEDDED.iter().position(|(k, _)| *k == kind)?;
@@ -104,6 +125,13 @@ impl RuleEvaluator for CrdRules {
 pub fn rule_evaluator() -> &'static CrdRules {
     static RULES: OnceLock<CrdRules> = OnceLock::new();
     RULES.get_or_init(CrdRules::default)
+}
+
+/// Puts an object of an embedded kind in the shape the API server stores: unknown fields
+/// pruned, defaults applied. Returns the pruned paths; None if the kind is not embedded.
+pub fn default_and_prune(object: &mut Value) -> Option<Vec<Vec<crate::core::schema::PathSeg>>> {
+    let kind = object.get("kind")?.as_str()?;
+    crd(kind)?.default_and_prune(object)
 }
 
 /// Validates an object of an embedded kind against its CRD as the API server would on create

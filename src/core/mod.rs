@@ -7,7 +7,10 @@
 //! - [`render`]: the Flux translation of a ServiceSet (what `render` prints and `run`
 //!   applies); [`derive`]: the ServiceSet kcm derives from a ClusterDeployment or a
 //!   MultiClusterService; [`adapter`]: the adapter's plan (objects, status, finalizer,
-//!   requeue); [`state`]: a Flux object mapped to a service state.
+//!   requeue); [`state`]: a Flux object (or, for kcm's default provider, a Sveltos
+//!   ClusterSummary) mapped to a service state.
+//! - [`profile`]: the Sveltos Profile kcm's own adapter writes for a ServiceSet of its
+//!   default provider; [`provider`]: which translation a provider gets, in one place.
 //! - [`doctor`]: the diagnosis of a snapshot, from provider to source.
 //! - [`codes`]: the registry of every KSM code; [`objects`]: objects loaded from sources.
 
@@ -19,6 +22,8 @@ pub mod derive;
 pub mod doctor;
 pub mod lint;
 pub mod objects;
+pub mod profile;
+pub mod provider;
 pub mod readiness;
 pub mod render;
 pub mod schema;

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::eval::Paint;
 use super::yaml;
-use crate::core::doctor::{Report, Severity};
+use crate::core::doctor::{Report, ServiceSetView, Severity};
 use crate::diag::Diagnostic;
 
 /// A finding in the JSON report: its object and chain, its message and the next step.
@@ -20,9 +20,63 @@ fn finding_json(d: &Diagnostic) -> Value {
            "message": d.message, "hint": d.help})
 }
 
+/// The worst severity of a list of findings (None: no finding).
+fn worst(r: &Report, ids: &[usize]) -> Option<Severity> {
+    ids.iter().map(|i| r.findings[*i].severity).min()
+}
+
+fn status_word(sev: Option<Severity>) -> &'static str {
+    match sev {
+        Some(Severity::Error) => "problems",
+        Some(Severity::Warning) => "warnings",
+        _ => "healthy",
+    }
+}
+
+/// A ServiceSet's status word and its healthy services, as the summary counts them: no
+/// service is healthy under a set with a problem of its own.
+fn set_status(r: &Report, v: &ServiceSetView) -> (&'static str, usize) {
+    let only_info = |ids: &[usize]| {
+        ids.iter()
+            .all(|i| r.findings[*i].severity == Severity::Info)
+    };
+    let ok = if only_info(&v.findings) {
+        v.services.iter().filter(|s| only_info(&s.findings)).count()
+    } else {
+        0
+    };
+    let all: Vec<usize> = v
+        .findings
+        .iter()
+        .chain(v.services.iter().flat_map(|s| s.findings.iter()))
+        .copied()
+        .collect();
+    (status_word(worst(r, &all)), ok)
+}
+
 pub fn report_json(r: &Report) -> Value {
     let findings: Vec<Value> = r.findings.iter().map(finding_json).collect();
-    json!({"version": r.version, "findings": findings, "summary": r.summary})
+    let sets: Vec<Value> = r
+        .service_sets
+        .iter()
+        .map(|v| {
+            let (status, healthy) = set_status(r, v);
+            let services: Vec<Value> = v
+                .services
+                .iter()
+                .map(|s| {
+                    json!({"name": s.name, "namespace": s.namespace, "reported": s.reported,
+                        "observed": s.observed, "object": s.flux_object, "source": s.source,
+                        "status": status_word(worst(r, &s.findings)), "findings": s.findings})
+                })
+                .collect();
+            json!({"namespace": v.service_set.namespace, "name": v.service_set.name,
+                "provider": v.provider, "translation": v.translation, "status": status,
+                "healthy_services": healthy, "findings": v.findings, "services": services})
+        })
+        .collect();
+    json!({"version": r.version, "findings": findings, "summary": r.summary,
+        "service_sets": sets})
 }
 
 pub fn json(out: &mut dyn Write, r: &Report) -> io::Result<()> {
@@ -56,31 +110,13 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
             .service_sets
             .iter()
             .map(|v| {
-                let worst = v
-                    .findings
-                    .iter()
-                    .chain(v.services.iter().flat_map(|s| s.findings.iter()))
-                    .map(|i| r.findings[*i].severity)
-                    .min();
-                let ok = v
-                    .services
-                    .iter()
-                    .filter(|s| {
-                        s.findings
-                            .iter()
-                            .all(|i| r.findings[*i].severity == Severity::Info)
-                    })
-                    .count();
+                let (status, ok) = set_status(r, v);
                 [
                     v.service_set.namespace.clone(),
                     v.service_set.name.clone(),
                     v.provider.clone(),
                     format!("{ok}/{}", v.services.len()),
-                    match worst {
-                        Some(Severity::Error) => "problems".into(),
-                        Some(Severity::Warning) => "warnings".into(),
-                        _ => "healthy".into(),
-                    },
+                    status.to_string(),
                 ]
             })
             .collect();
@@ -116,7 +152,14 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
     }
     // One tree per ServiceSet with problems (or every one with -v is left to JSON).
     for v in &r.service_sets {
-        let set_worst = v.findings.iter().map(|i| r.findings[*i].severity).min();
+        // A set is as bad as its worst finding, its services' included: never a ✓ on a set
+        // with a failed service.
+        let set_worst = v
+            .findings
+            .iter()
+            .chain(v.services.iter().flat_map(|s| s.findings.iter()))
+            .map(|i| r.findings[*i].severity)
+            .min();
         writeln!(
             out,
             "{} ServiceSet {}/{} (provider {})",
@@ -138,9 +181,9 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
             let worst = s.findings.iter().map(|i| r.findings[*i].severity).min();
             let state = match (&s.reported, &s.observed) {
                 (Some(a), Some(b)) if a == b => a.clone(),
-                (Some(a), Some(b)) => format!("{a} (Flux: {b})"),
+                (Some(a), Some(b)) => format!("{a} ({}: {b})", v.translation),
                 (Some(a), None) => a.clone(),
-                (None, Some(b)) => format!("Flux: {b}"),
+                (None, Some(b)) => format!("{}: {b}", v.translation),
                 (None, None) => "-".into(),
             };
             writeln!(

@@ -20,6 +20,20 @@ pub const SOURCE_FAILING: &str = "KSM615";
 pub const TEMPLATE_INVALID: &str = "KSM616";
 pub const KUBECONFIG_MISSING: &str = "KSM617";
 pub const SMP_STATUS_STALE: &str = "KSM618";
+pub const PROFILE_NOT_WRITTEN: &str = "KSM619";
+pub const PROFILE_NOT_MATCHED: &str = "KSM620";
+pub const SUMMARY_MISSING: &str = "KSM621";
+pub const CLUSTER_NOT_READY: &str = "KSM622";
+pub const HELM_CONFLICT: &str = "KSM623";
+pub const CHART_HELD: &str = "KSM624";
+pub const NON_RETRIABLE: &str = "KSM625";
+pub const VERIFIER_HOLD: &str = "KSM626";
+pub const STALE_FAILURE: &str = "KSM627";
+pub const DEPENDENTS_BLOCKED: &str = "KSM628";
+pub const NIL_CONFIG_TIER: &str = "KSM629";
+pub const HEALTH_RULES_INVALID: &str = "KSM630";
+pub const SUMMARY_SUSPENDED: &str = "KSM631";
+pub const REFERENCE_NAMESPACE: &str = "KSM632";
 
 /// Every code of this family, in code order, with its documentation.
 pub static ALL: &[CodeInfo] = &[
@@ -292,6 +306,222 @@ kcm re-evaluates every 10 s; a lasting difference means kcm is not reconciling t
 
 ## Fix
 kubectl logs -n kcm-system deploy/kcm-controller-manager | grep -i statemanagementprovider
+",
+    },
+    CodeInfo {
+        code: PROFILE_NOT_WRITTEN,
+        name: "serviceset-profile-false",
+        severity: Severity::Error,
+        title: "kcm wrote no Sveltos Profile for the ServiceSet",
+        docs: "## What it finds
+The ServiceSet of kcm's default provider has `ServiceSetProfile=False`, or its Profile/ClusterProfile does not exist. doctor rebuilds the Profile as kcm does to say why: an invalid or unresolved template, a chart version that is not semver, a missing ClusterDeployment, Credential or cluster, a provider config kcm cannot decode, or a Profile the Sveltos CRD rejects (whose error kcm shows only in a Warning event).
+
+## Why it matters
+kcm builds the Profile all or nothing: none of the ServiceSet's services is deployed or updated.
+
+## Fix
+kubectl ksm render --live <serviceset> -n <namespace>   # the Profile kcm builds, with every problem
+kubectl get events -n <namespace> --field-selector involvedObject.name=<serviceset>
+",
+    },
+    CodeInfo {
+        code: PROFILE_NOT_MATCHED,
+        name: "profile-not-matched",
+        severity: Severity::Error,
+        title: "Sveltos has not matched the Profile to its cluster",
+        docs: "## What it finds
+The Profile has no `status.matchingClusters` (Sveltos echoes the clusterRef kcm sets once it reconciles the Profile), or lists failed or updating clusters.
+
+## Why it matters
+kcm reads the ClusterSummary of the first matching cluster; without one, no service state is collected.
+
+## Fix
+kubectl get profile -n <namespace> <name> -o yaml   # status
+kubectl logs -n projectsveltos deploy/addon-controller | grep <name>
+",
+    },
+    CodeInfo {
+        code: SUMMARY_MISSING,
+        name: "clustersummary-missing",
+        severity: Severity::Error,
+        title: "The ClusterSummary of the Profile does not exist",
+        docs: "## What it finds
+The Profile matches its cluster but Sveltos's ClusterSummary (`p--<profile>-<capi|sveltos>-<cluster>`, or `<clusterprofile>-…` for a ClusterProfile) is not in the cluster's namespace.
+
+## Why it matters
+kcm maps service states from that ClusterSummary only: the services stay as they were (Provisioning or Pending).
+
+## Fix
+kubectl get clustersummaries -n <cluster namespace>
+kubectl logs -n projectsveltos deploy/addon-controller
+",
+    },
+    CodeInfo {
+        code: CLUSTER_NOT_READY,
+        name: "cluster-not-ready",
+        severity: Severity::Error,
+        title: "Sveltos cannot use the target cluster (kcm hides it)",
+        docs: "## What it finds
+The ClusterSummary's features are Failed with \"cluster is not ready\" (or the agent in pull mode is not healthy). kcm maps them to Pending (or keeps Deployed) and never shows the message.
+
+## Why it matters
+Nothing is deployed or updated until the cluster's control plane is initialized (CAPI Cluster `ControlPlaneInitialized`) or the SveltosCluster is ready.
+
+## Fix
+kubectl get cluster.cluster.x-k8s.io -n <namespace> <cluster> -o yaml   # ControlPlaneInitialized
+kubectl get sveltoscluster -n <namespace> <cluster> -o yaml   # status.ready, failureMessage
+",
+    },
+    CodeInfo {
+        code: HELM_CONFLICT,
+        name: "helm-release-conflict",
+        severity: Severity::Error,
+        title: "Another Profile manages the Helm release",
+        docs: "## What it finds
+The release summary is `Conflict`: another ClusterSummary on the same cluster owns the chart. The finding names that ClusterSummary, its Profile and ServiceSet, and both tiers (tier = 2147483647 − priority; a nil provider config gives tier 100).
+
+## Why it matters
+Sveltos gives a release to the strictly lower tier; with equal tiers the first owner keeps it. The service stays Failed; with continueOnConflict false (stopOnConflict, or a nil config) the charts after it are not deployed either.
+
+## Fix
+Give the ServiceSet that should win a higher priority (lower tier), or remove the duplicate service from one of them.
+",
+    },
+    CodeInfo {
+        code: CHART_HELD,
+        name: "chart-held",
+        severity: Severity::Warning,
+        title: "The service waits behind an earlier chart",
+        docs: "## What it finds
+A Helm service is Pending because Sveltos stopped at an earlier chart of the same Profile: it failed and continueOnError is false, or it conflicted and continueOnConflict is false.
+
+## Why it matters
+Sveltos deploys charts in order; the later ones are never attempted, and kcm shows them Pending, not Failed.
+
+## Fix
+Fix the earlier chart, or set continueOnError (or leave stopOnConflict false) in the provider config.
+",
+    },
+    CodeInfo {
+        code: NON_RETRIABLE,
+        name: "failed-non-retriable",
+        severity: Severity::Error,
+        title: "Sveltos will not retry",
+        docs: "## What it finds
+The feature is FailedNonRetriable: a conflict, a template that cannot be instantiated, a missing templateResourceRef, or maxConsecutiveFailures reached.
+
+## Why it matters
+Sveltos stops retrying until the Profile or the ClusterSummary changes.
+
+## Fix
+Fix the cause in the message, then change the ServiceSet (kcm rewrites the Profile).
+",
+    },
+    CodeInfo {
+        code: VERIFIER_HOLD,
+        name: "health-verifier-hold",
+        severity: Severity::Error,
+        title: "kcm's health verifier holds the service Provisioning",
+        docs: "## What it finds
+Sveltos installed the release, but kcm's health rules find an object unhealthy (`ServiceHealth<Kind>` conditions name the object and the rule), or kcm cannot compute the release's fingerprint (no chart entry in the ClusterConfiguration).
+
+## Why it matters
+The service never becomes Deployed, and services that depend on it never start. The default Pod rule marks completed Job pods unhealthy forever.
+
+## Fix
+kubectl get serviceset -n <namespace> <name> -o yaml   # status.services[].conditions
+Delete the completed pods, or narrow the health rule (label k0rdent.mirantis.com/health-rule-target).
+",
+    },
+    CodeInfo {
+        code: STALE_FAILURE,
+        name: "stale-failure-message",
+        severity: Severity::Warning,
+        title: "A failure message is stale",
+        docs: "## What it finds
+A Sveltos feature is Provisioning again but keeps its previous failureMessage while it retries; kcm shows Kustomize and Resource services Failed from it.
+
+## Why it matters
+The message may describe a problem already fixed; the retry's outcome is not known yet.
+
+## Fix
+kubectl get clustersummary -n <cluster namespace> <name> -o yaml   # featureSummaries
+",
+    },
+    CodeInfo {
+        code: DEPENDENTS_BLOCKED,
+        name: "dependents-blocked",
+        severity: Severity::Error,
+        title: "Services wait on a dependency kcm does not consider ready",
+        docs: "## What it finds
+A service of the ClusterDeployment or MultiClusterService is left out of the ServiceSet because a service it depends on is not Deployed with `status.version` equal to its desired version (for Helm services only kcm's health verifier writes that version).
+
+## Why it matters
+The dependent services are never deployed, without any message in the ServiceSet.
+
+## Fix
+kubectl get serviceset -n <namespace> <name> -o jsonpath='{.status.services}'   # state and version of the dependency
+",
+    },
+    CodeInfo {
+        code: NIL_CONFIG_TIER,
+        name: "profile-tier-100",
+        severity: Severity::Warning,
+        title: "A nil provider config gives the Profile tier 100",
+        docs: "## What it finds
+The ServiceSet names its provider but has no `spec.provider.config`: kcm leaves the Profile spec zero, so it gets tier 100 and continueOnConflict false.
+
+## Why it matters
+Tier 100 outranks every priority-derived tier (about 2.1e9): this ServiceSet wins every conflict, and its first conflict stops its later charts.
+
+## Fix
+Give the ClusterDeployment or MultiClusterService a provider config (`serviceSpec.provider.config: {}` at least).
+",
+    },
+    CodeInfo {
+        code: HEALTH_RULES_INVALID,
+        name: "health-rules-invalid",
+        severity: Severity::Error,
+        title: "kcm cannot load a health rule",
+        docs: "## What it finds
+The ServiceSet's `ServiceSetHealthRules` condition is False: a health-rule ConfigMap has a rule kcm cannot load (scope, kind/version, a CEL expression that does not compile, YAML).
+
+## Why it matters
+kcm's verifier does not run: Helm services are not promoted to Deployed and their version is not stamped.
+
+## Fix
+kubectl ksm lint <configmap.yaml>   # positions inside the rules
+kubectl get configmaps -A -l k0rdent.mirantis.com/health-rule-target
+",
+    },
+    CodeInfo {
+        code: SUMMARY_SUSPENDED,
+        name: "clustersummary-suspended",
+        severity: Severity::Warning,
+        title: "Sveltos suspended the ClusterSummary",
+        docs: "## What it finds
+The ClusterSummary has `status.reconciliationSuspended` (the cluster is paused) or a reconcile-level failureMessage.
+
+## Why it matters
+Nothing is deployed or updated on the cluster while it lasts.
+
+## Fix
+kubectl get clustersummary -n <cluster namespace> <name> -o yaml
+",
+    },
+    CodeInfo {
+        code: REFERENCE_NAMESPACE,
+        name: "reference-namespace-rewritten",
+        severity: Severity::Warning,
+        title: "Sveltos looks a Profile's reference up in the Profile's namespace",
+        docs: "## What it finds
+A `policyRefs` or `kustomizationRefs` entry of a (namespaced) Profile names another namespace than the Profile's.
+
+## Why it matters
+Sveltos rewrites, in memory, the namespace of those references to the Profile's own namespace: the object of the other namespace is never read, and the one of the same name in the Profile's namespace (or nothing) is deployed instead.
+
+## Fix
+Put the ConfigMap, Secret or source in the ServiceSet's namespace, or use a MultiClusterService (ClusterProfile) when it must be shared.
 ",
     },
 ];

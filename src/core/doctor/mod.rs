@@ -8,6 +8,8 @@
 pub mod codes;
 mod service;
 mod snapshot;
+mod sveltos;
+mod sveltos_service;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -16,10 +18,11 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::api::kcm::{ServiceSet, StateManagementProvider};
+use crate::api::kcm::{Reference, ServiceSet, StateManagementProvider};
 use crate::api::naming::{self, ANNOTATION_PAUSED};
 use crate::api::{ObjectId, kinds, selector};
 use crate::core::cel::Limits;
+use crate::core::provider::{self, Translator};
 use crate::core::readiness::{self, Explain, Rbac};
 use crate::diag::Diagnostic;
 pub use crate::diag::Severity;
@@ -65,6 +68,8 @@ pub struct ServiceView {
 pub struct ServiceSetView {
     pub service_set: ObjectId,
     pub provider: String,
+    /// Which chain doctor followed: "Sveltos" for kcm's own adapter, "Flux" otherwise.
+    pub translation: &'static str,
     pub services: Vec<ServiceView>,
     /// Findings about the ServiceSet or its provider.
     pub findings: Vec<usize>,
@@ -113,11 +118,17 @@ pub struct Options {
 /// Diagnoses every ServiceSet of the snapshot (within the options' filters).
 pub fn diagnose(objects: &[Value], options: &Options) -> Report {
     let snap = Snapshot::new(objects);
+    let kcm_adapter = provider::kcm_adapter(
+        snap.all(kinds::STATE_MANAGEMENT_PROVIDER.kind)
+            .iter()
+            .map(|s| StateManagementProvider(s)),
+    );
     let mut d = Doctor {
         snap: &snap,
         options,
         findings: Vec::new(),
         smp_checked: HashMap::new(),
+        kcm_adapter,
     };
     let mut views = Vec::new();
     let mut sets: Vec<ServiceSet> = snap
@@ -179,15 +190,17 @@ struct Doctor<'a, 'o> {
     /// SMP name → the indexes of its findings (an SMP is diagnosed once, cited by every
     /// ServiceSet that uses it).
     smp_checked: HashMap<String, Vec<usize>>,
+    /// The adapter of kcm's default provider, when its SMP is in the snapshot.
+    kcm_adapter: Option<Reference>,
 }
 
-impl Doctor<'_, '_> {
+impl<'a> Doctor<'a, '_> {
     fn push(&mut self, f: Finding) -> usize {
         self.findings.push(f.into());
         self.findings.len() - 1
     }
 
-    fn service_set(&mut self, ss: ServiceSet) -> ServiceSetView {
+    fn service_set(&mut self, ss: ServiceSet<'a>) -> ServiceSetView {
         let (ns, name) = (ss.namespace(), ss.name());
         let provider = ss.provider_name().to_string();
         let ss_disp = ss.meta().display();
@@ -233,6 +246,24 @@ impl Doctor<'_, '_> {
                 }
             }
         }
+        let translation = provider::translator(&provider, smp, self.kcm_adapter.as_ref()).ok();
+        if translation == Some(Translator::Sveltos) {
+            let ctx = self.sveltos_set(ss, provider_blocks, &mut set_findings, &ss_disp);
+            if !provider_blocks {
+                self.blocked_dependents(ss, &mut set_findings, &ss_disp);
+            }
+            let services = ss
+                .services()
+                .map(|svc| self.sveltos_service(ss, svc, &ctx, &ss_disp))
+                .collect();
+            return ServiceSetView {
+                service_set: ss.meta().id(),
+                provider,
+                translation: Translator::Sveltos.as_str(),
+                services,
+                findings: set_findings,
+            };
+        }
         if ss.paused() {
             let f = self.push(Finding {
                 severity: Severity::Warning,
@@ -272,6 +303,7 @@ impl Doctor<'_, '_> {
         ServiceSetView {
             service_set: ss.meta().id(),
             provider,
+            translation: Translator::Flux.as_str(),
             services,
             findings: set_findings,
         }

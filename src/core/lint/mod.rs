@@ -47,6 +47,7 @@ pub enum Target {
 }
 
 pub use crate::api::kinds::KCM_GROUP;
+pub use rules::health_rules;
 
 impl Target {
     pub fn of(json: &Value) -> Option<Target> {
@@ -271,6 +272,11 @@ pub fn lint_source(source: &Arc<Source>, linter: &Linter) -> SourceReport {
 
 /// Lints one object; None when its kind is not one `lint` checks.
 pub fn lint_object(object: &LoadedObject, linter: &Linter) -> Option<Vec<Diagnostic>> {
+    if rules::health_rules::is_health_rule_config_map(&object.json) {
+        let mut out = Vec::new();
+        rules::health_rules::check(object, &mut out);
+        return Some(out);
+    }
     let target = Target::of(&object.json)?;
     let ctx = Context {
         object,

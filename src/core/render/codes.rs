@@ -14,6 +14,15 @@ pub const UNINSTALL: &str = "KSM508";
 pub const NO_EQUIVALENT: &str = "KSM509";
 pub const VALUES_TEMPLATED: &str = "KSM510";
 pub const HELM_OPTION_INVALID: &str = "KSM511";
+pub const PROVIDER_UNKNOWN: &str = "KSM512";
+pub const PROFILE_NOT_WRITTEN: &str = "KSM513";
+pub const PROFILE_REJECTED: &str = "KSM514";
+pub const CLUSTER_MISSING: &str = "KSM515";
+pub const NIL_CONFIG: &str = "KSM516";
+pub const CONFIG_KEY_IGNORED: &str = "KSM517";
+pub const CHART_VERSION: &str = "KSM518";
+pub const SOURCE_MISSING: &str = "KSM519";
+pub const RENDER_NOTE: &str = "KSM520";
 pub const OUTPUT_INVALID: &str = "KSM599";
 
 /// Every code of this family, in code order, with its documentation.
@@ -97,15 +106,15 @@ Shorten or rename the service or the ServiceSet.
         code: PROVIDER_CONFIG,
         name: "provider-config-invalid",
         severity: Severity::Error,
-        title: "The ServiceSet's provider config is not valid for the Flux adapter",
+        title: "The ServiceSet's provider config is not valid for its provider",
         docs: "## What it finds
-`spec.provider.config` has a key the adapter does not know, or a value of the wrong type or form (durations as Flux accepts them).
+For the Flux adapter: `spec.provider.config` has a key the adapter does not know, or a value of the wrong type or form (durations as Flux accepts them). For kcm's Sveltos adapter: a value kcm cannot decode into its profile configuration (a string priority, a list that is not a list...), with Go's own error, or a priority outside 1…2147483646.
 
 ## Why it matters
-The adapter does not guess: nothing is rendered with a configuration it does not understand.
+The Flux adapter does not guess: nothing is rendered with a configuration it does not understand. kcm writes no Profile at all (ServiceSetProfile=False, ServiceSetProfileBuildFailed), so none of the ServiceSet's services is deployed or updated.
 
 ## Fix
-Use the keys listed in the finding's help.
+Use the keys and types listed in the finding's help.
 ",
     },
     CodeInfo {
@@ -196,6 +205,141 @@ The HelmRelease would be refused or behave differently.
 
 ## Fix
 Fix the value as the finding says.
+",
+    },
+    CodeInfo {
+        code: PROVIDER_UNKNOWN,
+        name: "provider-unknown",
+        severity: Severity::Error,
+        title: "The ServiceSet's provider is not one the tool can render",
+        docs: "## What it finds
+The ServiceSet names a provider whose translation the tool does not know: not kcm's default `ksm-projectsveltos` (or another provider whose adapter is kcm's own controller), not the Flux adapter of `kubectl ksm run`.
+
+## Why it matters
+Rendering it with another provider's translation would show objects its adapter never writes.
+
+## Fix
+Pass the StateManagementProvider with --smp so the tool can see its adapter, or render a ServiceSet of a known provider.
+",
+    },
+    CodeInfo {
+        code: PROFILE_NOT_WRITTEN,
+        name: "profile-not-written",
+        severity: Severity::Error,
+        title: "kcm writes no Sveltos Profile for the ServiceSet",
+        docs: "## What it finds
+kcm's Sveltos adapter builds a ServiceSet's Profile all or nothing; a problem of any service or of the provider config leaves it unwritten. The finding gives the ServiceSetProfile condition kcm sets (reason and message) and, for ServiceSetProfileNotReady, the error that only reaches kcm's log and a Warning event.
+
+## Why it matters
+None of the ServiceSet's services is deployed or updated, including those that have no problem.
+
+## Fix
+Fix the problems reported with it (template, chart, source, cluster, provider config).
+",
+    },
+    CodeInfo {
+        code: PROFILE_REJECTED,
+        name: "profile-rejected",
+        severity: Severity::Error,
+        title: "The API server rejects the Profile kcm would write",
+        docs: "## What it finds
+The Profile (or ClusterProfile) kcm's adapter builds does not validate against the real Sveltos CRD: a syncMode or stopMatchingBehavior outside its enum, a duplicate templateResourceRefs identifier, a policyRef with both kind and remoteURL...
+
+## Why it matters
+kcm's create or update fails: the ServiceSet shows only ServiceSetProfile=False \"Profile is not ready\"; the API server's reason is in a Warning event and kcm's log.
+
+## Fix
+Fix the ServiceSet's provider config (or its ClusterDeployment/MultiClusterService serviceSpec) as the message says.
+",
+    },
+    CodeInfo {
+        code: CLUSTER_MISSING,
+        name: "cluster-missing",
+        severity: Severity::Error,
+        title: "The ServiceSet's cluster cannot be resolved",
+        docs: "## What it finds
+The ClusterDeployment of `spec.cluster`, its Credential, or the CAPI Cluster / SveltosCluster of the same name that the Profile must target does not exist.
+
+## Why it matters
+kcm cannot build the Profile: ServiceSetProfile stays False with ServiceSetProfileNotReady, and nothing is deployed.
+
+## Fix
+kubectl get clusterdeployment,credential -n NAMESPACE; kubectl get clusters.cluster.x-k8s.io,sveltosclusters -n NAMESPACE
+",
+    },
+    CodeInfo {
+        code: NIL_CONFIG,
+        name: "nil-provider-config",
+        severity: Severity::Warning,
+        title: "A nil provider config gives the Profile tier 100",
+        docs: "## What it finds
+The ServiceSet names its provider but has no `spec.provider.config`. kcm then leaves the Profile spec zero: tier 100 and continueOnConflict false, instead of tier 2147483647 - priority and continueOnConflict true.
+
+## Why it matters
+Tier 100 outranks every priority-derived tier (about 2.1e9): this ServiceSet silently wins every conflict over a release, and its first conflict stops the charts after it.
+
+## Fix
+Give the ClusterDeployment or MultiClusterService a provider config (`serviceSpec.provider.config: {}` at least), or leave `serviceSpec.provider.name` empty so kcm writes one from the serviceSpec fields.
+",
+    },
+    CodeInfo {
+        code: CONFIG_KEY_IGNORED,
+        name: "provider-config-key-ignored",
+        severity: Severity::Warning,
+        title: "kcm's adapter ignores a key of the provider config",
+        docs: "## What it finds
+A key of `spec.provider.config` that kcm's Sveltos adapter does not decode: keys are case-sensitive, and only priority, stopOnConflict, continueOnError, syncMode, driftIgnore, driftExclusions, patches, templateResourceRefs, policyRefs, stopMatchingBehavior, reloader and maxConsecutiveFailures are read.
+
+## Why it matters
+The setting has no effect, without a word from kcm.
+
+## Fix
+Correct the key's spelling, or drop it.
+",
+    },
+    CodeInfo {
+        code: CHART_VERSION,
+        name: "chart-version-invalid",
+        severity: Severity::Error,
+        title: "The chart version is not a semantic version",
+        docs: "## What it finds
+The HelmChart of the template has neither an artifact revision nor a `spec.version` that parses as a semantic version (a range such as `>=1.0.0` or `*` does not).
+
+## Why it matters
+kcm's adapter needs the exact chart version for Sveltos: it writes no Profile.
+
+## Fix
+Pin the template's chart version.
+",
+    },
+    CodeInfo {
+        code: SOURCE_MISSING,
+        name: "source-missing",
+        severity: Severity::Error,
+        title: "The template's HelmChart or repository is missing",
+        docs: "## What it finds
+The HelmChart named by the template's `status.chartRef`, or the HelmRepository/GitRepository it reads, is not there (or not among render's inputs).
+
+## Why it matters
+kcm's adapter reads the chart's repository URL and version from them: without them it writes no Profile.
+
+## Fix
+kubectl get helmcharts,helmrepositories,gitrepositories -n NAMESPACE; pass them to render with --templates.
+",
+    },
+    CodeInfo {
+        code: RENDER_NOTE,
+        name: "render-note",
+        severity: Severity::Info,
+        title: "Something render assumed or noticed",
+        docs: "## What it finds
+An input render did not get (the ClusterDeployment, its Credential, the cluster object) and what it assumed instead, or a fact of where kcm writes the object (a regional cluster).
+
+## Why it matters
+The rendered object may differ from kcm's in what the missing input decides.
+
+## Fix
+Pass the objects named with --templates to render exactly.
 ",
     },
     CodeInfo {

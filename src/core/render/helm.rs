@@ -55,7 +55,7 @@ pub(super) fn helm_release(
             None
         }
     };
-    let options = merged_options(template, svc);
+    let options = merged_helm_options(template, svc);
     let mapped = match map_options(&options, diags, label) {
         Ok(m) => Some(m),
         Err(mut p) => {
@@ -313,8 +313,9 @@ fn values_from(svc: &Value) -> Option<Value> {
 
 /// The template's helmOptions overridden by the service's: every field the service sets
 /// wins (an explicit false too), `labels` merge key by key, and installOptions,
-/// upgradeOptions, uninstallOptions are replaced whole (kcm's mergeHelmOptions).
-fn merged_options(template: &Value, svc: &Value) -> Map<String, Value> {
+/// upgradeOptions, uninstallOptions are replaced whole (kcm's mergeHelmOptions). Both
+/// providers' translations start from it.
+pub fn merged_helm_options(template: &Value, svc: &Value) -> Map<String, Value> {
     let mut merged = ServiceTemplate(template)
         .helm_options()
         .and_then(Value::as_object)

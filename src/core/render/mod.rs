@@ -21,6 +21,7 @@ use crate::core::crds;
 use crate::diag::{Diagnostic, Severity};
 
 pub use crate::api::kcm::ServiceType;
+pub use helm::merged_helm_options;
 pub use provider::ProviderConfig;
 
 /// What a ServiceSet is rendered from.

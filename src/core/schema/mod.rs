@@ -17,6 +17,7 @@
 //! Violations come out in document order as long as the value's maps keep
 //! their order (serde_json's `preserve_order` feature).
 
+mod defaults;
 mod formats;
 mod meta;
 mod node;

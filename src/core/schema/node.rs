@@ -88,6 +88,8 @@ pub(super) struct Node {
     pub ty: Ty,
     pub nullable: bool,
     pub has_default: bool,
+    /// `default` (not null), applied by [`super::Schema::default_and_prune`].
+    pub default: Option<Value>,
     pub format: Option<Format>,
     /// Sorted by key for binary search.
     pub properties: Vec<(String, Node)>,
@@ -124,6 +126,7 @@ impl Node {
             ty: Ty::Any,
             nullable: false,
             has_default: false,
+            default: None,
             format: None,
             properties: Vec::new(),
             additional: Additional::None,
@@ -226,7 +229,8 @@ impl CompileCx {
         n.preserve_unknown = bool_of(v, "x-kubernetes-preserve-unknown-fields");
         n.embedded = bool_of(v, "x-kubernetes-embedded-resource");
         n.nullable = bool_of(v, "nullable");
-        n.has_default = obj.get("default").is_some_and(|d| !d.is_null());
+        n.default = obj.get("default").filter(|d| !d.is_null()).cloned();
+        n.has_default = n.default.is_some();
         n.ty = match obj.get("type").and_then(Value::as_str) {
             None | Some("") => Ty::Any,
             Some("object") => Ty::Object,

@@ -67,6 +67,7 @@ use crate::api::meta::Object;
 
 mod conditions;
 mod reasons;
+pub mod sveltos;
 
 pub use conditions::*;
 pub use reasons::*;

@@ -5,6 +5,7 @@ mod api_version;
 mod crd_resource_name;
 mod duplicate_provisioner;
 mod empty_rule;
+pub mod health_rules;
 mod load;
 mod missing_namespace;
 mod provisioner_crd;
@@ -43,6 +44,11 @@ pub static ALL: &[&RuleInfo] = &[
     &provisioner_crd::INFO,
     &crd_resource_name::INFO,
     &duplicate_provisioner::INFO,
+    &health_rules::UNPARSABLE,
+    &health_rules::KIND_VERSION,
+    &health_rules::SCOPE,
+    &health_rules::IGNORED_KEY,
+    &health_rules::EMPTY_EXPRESSION,
 ];
 
 /// Runs every check that applies to the object's kind.
