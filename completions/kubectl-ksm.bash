@@ -399,7 +399,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__run)
-            opts="-o -v -h -V --provider --leader-elect --leader-election-namespace --leader-election-id --bind-address --source-timeout --resync --concurrency --log-format --kubeconfig --context --request-timeout --output --color --verbose --help --version"
+            opts="-o -v -h -V --provider --leader-elect --leader-election-namespace --leader-election-id --bind-address --source-timeout --resync --concurrency --watch-label-selector --log-format --kubeconfig --context --request-timeout --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -430,6 +430,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --watch-label-selector)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
