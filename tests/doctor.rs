@@ -195,7 +195,7 @@ fn doctor_as_a_user_meets_it() {
     // JSON: per-ServiceSet and per-service states.
     let (_, json, _) = doctor(&dump, &["-o", "json"]);
     let report: Value = serde_json::from_str(&json).unwrap();
-    let sets = report["service_sets"].as_array().unwrap();
+    let sets = report["serviceSets"].as_array().unwrap();
     let dev = sets.iter().find(|s| s["name"] == "dev-cluster").unwrap();
     assert_eq!(dev["status"], "problems");
     assert_eq!(dev["translation"], "Sveltos");

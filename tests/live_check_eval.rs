@@ -81,11 +81,14 @@ fn check_reads_every_provider_and_evaluates_like_kcm() {
     let out = ksm(&l, &["check", "-o", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v[0]["smp"]["name"], "ksm-flux");
-    assert_eq!(v[0]["ready"], true);
-    assert_eq!(v[0]["statusDisagreements"], serde_json::json!([]));
+    assert_eq!(v["kind"], "CheckReport");
+    let p = &v["providers"][0];
+    assert_eq!(p["smp"]["name"], "ksm-flux");
+    assert_eq!(p["ready"], true);
+    assert_eq!(p["statusDisagreements"], serde_json::json!([]));
     // RBACReady is what kcm wrote, live.
-    assert_eq!(v[0]["conditions"][0]["reason"], "RBACEnsuredSuccessfully");
+    assert_eq!(p["conditions"][0]["reason"], "RBACEnsuredSuccessfully");
+    assert_eq!(v["summary"]["ready"], 1);
     only_reads(&l);
 }
 
@@ -115,7 +118,10 @@ fn check_flags_a_status_kcm_wrote_that_the_rules_no_longer_give() {
     let out = ksm(&l, &["check", "-o", "json"]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
-        !v[0]["statusDisagreements"].as_array().unwrap().is_empty(),
+        !v["providers"][0]["statusDisagreements"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
         "{v}"
     );
     let out = ksm(&l, &["check"]);
@@ -140,12 +146,15 @@ fn eval_on_a_live_object() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v[0]["object"]["name"], "kustomize-controller");
-    assert_eq!(v[0]["result"], false);
+    assert_eq!(v["results"][0]["object"]["name"], "kustomize-controller");
+    assert_eq!(v["results"][0]["result"], false);
     for form in [
         "deployments/helm-controller",
         "Deployment/helm-controller",
         "deployments.apps/helm-controller",
+        "deployments.v1.apps/helm-controller",
+        "deploy/helm-controller",
+        "deployment/helm-controller",
     ] {
         let out = ksm(&l, &["eval", rule, form, "-n", "flux-system"]);
         assert_eq!(out.status.code(), Some(0), "{form}: {}", text(&out));
@@ -160,7 +169,7 @@ fn eval_on_a_live_object() {
     let out = ksm(&l, &["eval", rule, "widgets/x"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out).contains("serves no kind \"widgets\""),
+        text(&out).contains("the server doesn't have a resource type \"widgets\""),
         "{}",
         text(&out)
     );
@@ -300,4 +309,110 @@ fn a_cluster_without_sveltos_or_flux_says_so() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// kubectl's habits on live reads: global flags before the subcommand, short names and
+/// plurals, `--as`/`--as-group` impersonation, `-l`, `--request-timeout` in plain seconds and
+/// `-v 6` request lines.
+#[test]
+fn kubectl_habits_on_live_reads() {
+    let l = live("smp-not-ready");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .arg("--kubeconfig")
+            .arg(&l.kubeconfig)
+            .args(args)
+            .env_clear()
+            .output()
+            .unwrap()
+    };
+    // Global flags before the subcommand, and a short name of an SMP.
+    let out = run(&[
+        "-n",
+        "flux-system",
+        "--request-timeout",
+        "30",
+        "check",
+        "smp/ksm-flux",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("StateManagementProvider ksm-flux: NOT READY"));
+    // Short names of Flux and kcm kinds.
+    let rule = "has(self.metadata.name)";
+    for (target, ns) in [
+        ("hr/dev-cluster-ingress-nginx", "kcm-system"),
+        ("svctmpl/ingress-nginx-4-13-0", "kcm-system"),
+        ("smp/ksm-flux", "default"),
+        (
+            "statemanagementproviders.k0rdent.mirantis.com/ksm-flux",
+            "default",
+        ),
+        ("ks/dev-cluster-podinfo", "kcm-system"),
+    ] {
+        let out = run(&["eval", rule, target, "-n", ns]);
+        assert_eq!(out.status.code(), Some(0), "{target}: {}", text(&out));
+    }
+    // Impersonation: every request carries the headers.
+    l.server.clear_requests();
+    let out = run(&[
+        "--as",
+        "system:serviceaccount:kcm-system:ksm-flux-sa",
+        "--as-group",
+        "system:serviceaccounts",
+        "--as-group",
+        "kcm",
+        "check",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let reqs = l.server.requests();
+    assert!(!reqs.is_empty());
+    for r in &reqs {
+        assert_eq!(
+            r.impersonate_user.as_deref(),
+            Some("system:serviceaccount:kcm-system:ksm-flux-sa"),
+            "{} {}",
+            r.method,
+            r.path
+        );
+        assert_eq!(r.impersonate_groups, ["system:serviceaccounts", "kcm"]);
+    }
+    let out = run(&["--as-group", "kcm", "check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("without impersonating a user"),
+        "{}",
+        text(&out)
+    );
+    // -l goes to the API server as a label selector.
+    l.server.clear_requests();
+    let out = run(&["check", "-l", "no-such-label=x", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["providers"], 0);
+    assert!(
+        l.server
+            .requests()
+            .iter()
+            .any(|r| r.verb == "list" && r.query.contains("labelSelector=no-such-label%3Dx")),
+        "{:?}",
+        l.server.requests()
+    );
+    let out = run(&["check", "-l", "bad key=x"]);
+    assert_eq!(out.status.code(), Some(2));
+    // -v 6: one line per request, with method, URL, status and time.
+    let out = run(&["-v", "6", "check", "ksm-flux"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines().any(|l| l.contains("GET http://127.0.0.1:")
+            && l.contains("/apis/k0rdent.mirantis.com/v1beta1/statemanagementproviders")
+            && l.contains("200 OK in ")),
+        "{err}"
+    );
+    let quiet = run(&["check", "ksm-flux"]);
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("GET "));
+    // -v 7: the request headers too, credentials masked.
+    let out = run(&["--v=7", "--as", "someone", "check", "ksm-flux"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("request headers:"), "{err}");
+    only_reads(&l);
 }

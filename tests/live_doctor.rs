@@ -139,7 +139,8 @@ fn unreachable_server_is_one_clear_line_and_exit_two() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.starts_with("error: cannot reach the API server at http://127.0.0.1:"),
+        stderr.starts_with("error: The connection to the server 127.0.0.1:")
+            && stderr.contains("was refused - did you specify the right host or port?"),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

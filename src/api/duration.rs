@@ -241,6 +241,21 @@ pub fn flag_or_zero(s: &str) -> Result<Duration, String> {
     parse_flux(s).ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 1m)"))
 }
 
+/// kubectl's `--request-timeout`: a plain integer is seconds (`30`), otherwise a duration
+/// (`30s`, `1m`); `0` waits forever.
+pub fn request_timeout(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t
+            .parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| format!("{s:?} is too many seconds"));
+    }
+    flag_or_zero(t).map_err(|_| {
+        format!("{s:?} is not a timeout: give seconds (30) or a duration with a unit (30s, 1m); 0 waits forever")
+    })
+}
+
 /// A duration flag that must be positive (`--stuck-after`).
 pub fn flag(s: &str) -> Result<Duration, String> {
     parse_flux(s).ok_or_else(|| format!("{s:?} is not a duration (e.g. 30s, 10m, 1h30m)"))
@@ -319,6 +334,15 @@ mod tests {
                 .contains("is not a duration")
         );
         assert!(flag("0").is_err());
+        assert_eq!(request_timeout("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(request_timeout("0"), Ok(Duration::ZERO));
+        assert_eq!(request_timeout("1m"), Ok(Duration::from_secs(60)));
+        assert!(request_timeout("-1").is_err());
+        assert!(
+            request_timeout("soon")
+                .unwrap_err()
+                .contains("give seconds")
+        );
         assert_eq!(flag("1h30m"), Ok(Duration::from_secs(5400)));
     }
 

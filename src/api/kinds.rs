@@ -16,10 +16,13 @@ pub struct Kind {
     /// The resource name in URLs (`servicesets`).
     pub plural: &'static str,
     pub namespaced: bool,
+    /// The short names kubectl takes for it (`hr`, `deploy`), as its CRD or the API server
+    /// declares them.
+    pub short_names: &'static [&'static str],
 }
 
 macro_rules! kind {
-    ("", $version:literal, $kind:literal, $plural:literal, $namespaced:expr) => {
+    ("", $version:literal, $kind:literal, $plural:literal, $namespaced:expr $(, [$($short:literal),*])?) => {
         Kind {
             group: "",
             version: $version,
@@ -27,9 +30,10 @@ macro_rules! kind {
             kind: $kind,
             plural: $plural,
             namespaced: $namespaced,
+            short_names: &[$($($short),*)?],
         }
     };
-    ($group:literal, $version:literal, $kind:literal, $plural:literal, $namespaced:expr) => {
+    ($group:literal, $version:literal, $kind:literal, $plural:literal, $namespaced:expr $(, [$($short:literal),*])?) => {
         Kind {
             group: $group,
             version: $version,
@@ -37,6 +41,7 @@ macro_rules! kind {
             kind: $kind,
             plural: $plural,
             namespaced: $namespaced,
+            short_names: &[$($($short),*)?],
         }
     };
 }
@@ -46,13 +51,21 @@ pub const CLUSTER_SCOPED: bool = false;
 
 // Kubernetes.
 pub const SECRET: Kind = kind!("", "v1", "Secret", "secrets", NAMESPACED);
-pub const DEPLOYMENT: Kind = kind!("apps", "v1", "Deployment", "deployments", NAMESPACED);
+pub const DEPLOYMENT: Kind = kind!(
+    "apps",
+    "v1",
+    "Deployment",
+    "deployments",
+    NAMESPACED,
+    ["deploy"]
+);
 pub const CRD: Kind = kind!(
     "apiextensions.k8s.io",
     "v1",
     "CustomResourceDefinition",
     "customresourcedefinitions",
-    CLUSTER_SCOPED
+    CLUSTER_SCOPED,
+    ["crd", "crds"]
 );
 pub const LEASE: Kind = kind!("coordination.k8s.io", "v1", "Lease", "leases", NAMESPACED);
 
@@ -62,7 +75,8 @@ pub const STATE_MANAGEMENT_PROVIDER: Kind = kind!(
     "v1beta1",
     "StateManagementProvider",
     "statemanagementproviders",
-    CLUSTER_SCOPED
+    CLUSTER_SCOPED,
+    ["smp"]
 );
 pub const SERVICE_SET: Kind = kind!(
     "k0rdent.mirantis.com",
@@ -76,14 +90,16 @@ pub const SERVICE_TEMPLATE: Kind = kind!(
     "v1beta1",
     "ServiceTemplate",
     "servicetemplates",
-    NAMESPACED
+    NAMESPACED,
+    ["svctmpl"]
 );
 pub const CLUSTER_DEPLOYMENT: Kind = kind!(
     "k0rdent.mirantis.com",
     "v1beta1",
     "ClusterDeployment",
     "clusterdeployments",
-    NAMESPACED
+    NAMESPACED,
+    ["clusterd", "cld"]
 );
 pub const CREDENTIAL: Kind = kind!(
     "k0rdent.mirantis.com",
@@ -97,7 +113,8 @@ pub const MULTI_CLUSTER_SERVICE: Kind = kind!(
     "v1beta1",
     "MultiClusterService",
     "multiclusterservices",
-    CLUSTER_SCOPED
+    CLUSTER_SCOPED,
+    ["mcs"]
 );
 
 // Flux: the objects the adapter writes, and their sources.
@@ -106,42 +123,48 @@ pub const HELM_RELEASE: Kind = kind!(
     "v2",
     "HelmRelease",
     "helmreleases",
-    NAMESPACED
+    NAMESPACED,
+    ["hr"]
 );
 pub const KUSTOMIZATION: Kind = kind!(
     "kustomize.toolkit.fluxcd.io",
     "v1",
     "Kustomization",
     "kustomizations",
-    NAMESPACED
+    NAMESPACED,
+    ["ks"]
 );
 pub const HELM_CHART: Kind = kind!(
     "source.toolkit.fluxcd.io",
     "v1",
     "HelmChart",
     "helmcharts",
-    NAMESPACED
+    NAMESPACED,
+    ["hc"]
 );
 pub const HELM_REPOSITORY: Kind = kind!(
     "source.toolkit.fluxcd.io",
     "v1",
     "HelmRepository",
     "helmrepositories",
-    NAMESPACED
+    NAMESPACED,
+    ["helmrepo"]
 );
 pub const GIT_REPOSITORY: Kind = kind!(
     "source.toolkit.fluxcd.io",
     "v1",
     "GitRepository",
     "gitrepositories",
-    NAMESPACED
+    NAMESPACED,
+    ["gitrepo"]
 );
 pub const OCI_REPOSITORY: Kind = kind!(
     "source.toolkit.fluxcd.io",
     "v1",
     "OCIRepository",
     "ocirepositories",
-    NAMESPACED
+    NAMESPACED,
+    ["ocirepo"]
 );
 pub const BUCKET: Kind = kind!(
     "source.toolkit.fluxcd.io",
@@ -155,7 +178,8 @@ pub const EXTERNAL_ARTIFACT: Kind = kind!(
     "v1",
     "ExternalArtifact",
     "externalartifacts",
-    NAMESPACED
+    NAMESPACED,
+    ["ea"]
 );
 
 // Sveltos (kcm's default provider, `ksm-projectsveltos`) and the Cluster API Cluster it targets.
@@ -204,25 +228,47 @@ pub const CAPI_CLUSTER: Kind = kind!(
 
 // Kinds the tool does not read or write itself but knows, because an SMP's adapter and
 // provisioners may name them: lint checks their scope and resource names offline.
-pub const POD: Kind = kind!("", "v1", "Pod", "pods", NAMESPACED);
-pub const SERVICE: Kind = kind!("", "v1", "Service", "services", NAMESPACED);
-pub const CONFIG_MAP: Kind = kind!("", "v1", "ConfigMap", "configmaps", NAMESPACED);
-pub const SERVICE_ACCOUNT: Kind = kind!("", "v1", "ServiceAccount", "serviceaccounts", NAMESPACED);
-pub const ENDPOINTS: Kind = kind!("", "v1", "Endpoints", "endpoints", NAMESPACED);
-pub const NAMESPACE: Kind = kind!("", "v1", "Namespace", "namespaces", CLUSTER_SCOPED);
-pub const NODE: Kind = kind!("", "v1", "Node", "nodes", CLUSTER_SCOPED);
+pub const POD: Kind = kind!("", "v1", "Pod", "pods", NAMESPACED, ["po"]);
+pub const SERVICE: Kind = kind!("", "v1", "Service", "services", NAMESPACED, ["svc"]);
+pub const CONFIG_MAP: Kind = kind!("", "v1", "ConfigMap", "configmaps", NAMESPACED, ["cm"]);
+pub const SERVICE_ACCOUNT: Kind = kind!(
+    "",
+    "v1",
+    "ServiceAccount",
+    "serviceaccounts",
+    NAMESPACED,
+    ["sa"]
+);
+pub const ENDPOINTS: Kind = kind!("", "v1", "Endpoints", "endpoints", NAMESPACED, ["ep"]);
+pub const NAMESPACE: Kind = kind!("", "v1", "Namespace", "namespaces", CLUSTER_SCOPED, ["ns"]);
+pub const NODE: Kind = kind!("", "v1", "Node", "nodes", CLUSTER_SCOPED, ["no"]);
 pub const PERSISTENT_VOLUME: Kind = kind!(
     "",
     "v1",
     "PersistentVolume",
     "persistentvolumes",
-    CLUSTER_SCOPED
+    CLUSTER_SCOPED,
+    ["pv"]
 );
-pub const STATEFUL_SET: Kind = kind!("apps", "v1", "StatefulSet", "statefulsets", NAMESPACED);
-pub const DAEMON_SET: Kind = kind!("apps", "v1", "DaemonSet", "daemonsets", NAMESPACED);
-pub const REPLICA_SET: Kind = kind!("apps", "v1", "ReplicaSet", "replicasets", NAMESPACED);
+pub const STATEFUL_SET: Kind = kind!(
+    "apps",
+    "v1",
+    "StatefulSet",
+    "statefulsets",
+    NAMESPACED,
+    ["sts"]
+);
+pub const DAEMON_SET: Kind = kind!("apps", "v1", "DaemonSet", "daemonsets", NAMESPACED, ["ds"]);
+pub const REPLICA_SET: Kind = kind!(
+    "apps",
+    "v1",
+    "ReplicaSet",
+    "replicasets",
+    NAMESPACED,
+    ["rs"]
+);
 pub const JOB: Kind = kind!("batch", "v1", "Job", "jobs", NAMESPACED);
-pub const CRON_JOB: Kind = kind!("batch", "v1", "CronJob", "cronjobs", NAMESPACED);
+pub const CRON_JOB: Kind = kind!("batch", "v1", "CronJob", "cronjobs", NAMESPACED, ["cj"]);
 pub const CLUSTER_ROLE: Kind = kind!(
     "rbac.authorization.k8s.io",
     "v1",
@@ -277,21 +323,24 @@ pub const ARGO_APPLICATION: Kind = kind!(
     "v1alpha1",
     "Application",
     "applications",
-    NAMESPACED
+    NAMESPACED,
+    ["app", "apps"]
 );
 pub const ARGO_APPLICATION_SET: Kind = kind!(
     "argoproj.io",
     "v1alpha1",
     "ApplicationSet",
     "applicationsets",
-    NAMESPACED
+    NAMESPACED,
+    ["appset", "appsets"]
 );
 pub const ARGO_APP_PROJECT: Kind = kind!(
     "argoproj.io",
     "v1alpha1",
     "AppProject",
     "appprojects",
-    NAMESPACED
+    NAMESPACED,
+    ["appproj", "appprojs"]
 );
 
 /// Kinds whose scope lint knows when an SMP references them (a reference to a namespaced
@@ -423,6 +472,67 @@ pub fn flux_object(kind: &str) -> Option<&'static Kind> {
     FLUX_OBJECTS.iter().copied().find(|k| k.kind == kind)
 }
 
+/// Every kind the tool knows: the ones it reads or writes, and the ones lint knows by scope or
+/// as an add-on's custom resource.
+pub fn known() -> impl Iterator<Item = &'static Kind> {
+    let mut seen: Vec<&'static Kind> = Vec::new();
+    ALL.iter()
+        .chain(SCOPE_KNOWN)
+        .chain(ADDON_CRDS)
+        .copied()
+        .filter(move |k| {
+            let new = !seen.iter().any(|s| s == k);
+            if new {
+                seen.push(k);
+            }
+            new
+        })
+}
+
+/// A kind by a name as kubectl takes it: the kind (any case), its plural, its singular or a
+/// short name (`hr`, `deploy`, `smp`), optionally in a group (`group` is then required to
+/// match). None when the table does not know it (the live edges then ask discovery).
+pub fn by_resource_name(name: &str, group: Option<&str>) -> Option<&'static Kind> {
+    let lower = name.to_ascii_lowercase();
+    known().find(|k| {
+        group.is_none_or(|g| g == k.group)
+            && (k.kind.to_ascii_lowercase() == lower
+                || k.plural == lower
+                || k.short_names.contains(&lower.as_str()))
+    })
+}
+
+/// Splits a resource name as kubectl takes it: `resource`, `resource.group` or
+/// `resource.version.group` (`deployments.v1.apps`) into (resource, version, group).
+pub fn split_resource_name(name: &str) -> (&str, Option<&str>, Option<&str>) {
+    let Some((resource, rest)) = name.split_once('.') else {
+        return (name, None, None);
+    };
+    if let Some((version, group)) = rest.split_once('.')
+        && is_version(version)
+    {
+        return (resource, Some(version), Some(group));
+    }
+    (resource, None, Some(rest))
+}
+
+/// `v1`, `v1beta1`, `v2alpha3`: a Kubernetes API version.
+fn is_version(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix('v') else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return false;
+    }
+    let tail = &rest[digits..];
+    tail.is_empty()
+        || ["alpha", "beta"].iter().any(|p| {
+            tail.strip_prefix(p)
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+}
+
 /// The group of an apiVersion (`apps/v1` → `apps`, `v1` → the core group ``).
 pub fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
@@ -466,5 +576,48 @@ mod tests {
         assert_eq!(flux_source("HelmChart"), Some(&HELM_CHART));
         assert_eq!(flux_source("HelmRelease"), None);
         assert_eq!(flux_object("Kustomization"), Some(&KUSTOMIZATION));
+    }
+
+    #[test]
+    fn short_names_and_plurals_as_kubectl_takes_them() {
+        let mut shorts: Vec<&str> = known()
+            .flat_map(|k| k.short_names.iter().copied())
+            .collect();
+        let n = shorts.len();
+        shorts.sort_unstable();
+        shorts.dedup();
+        assert_eq!(shorts.len(), n, "short names are unique");
+        for (name, want) in [
+            ("deploy", &DEPLOYMENT),
+            ("deployments", &DEPLOYMENT),
+            ("Deployment", &DEPLOYMENT),
+            ("hr", &HELM_RELEASE),
+            ("smp", &STATE_MANAGEMENT_PROVIDER),
+            ("ks", &KUSTOMIZATION),
+            ("servicesets", &SERVICE_SET),
+            ("mcs", &MULTI_CLUSTER_SERVICE),
+            ("cm", &CONFIG_MAP),
+        ] {
+            assert_eq!(by_resource_name(name, None), Some(want), "{name}");
+        }
+        assert_eq!(by_resource_name("hr", Some("apps")), None);
+        assert_eq!(by_resource_name("widgets", None), None);
+        assert_eq!(split_resource_name("deploy"), ("deploy", None, None));
+        assert_eq!(
+            split_resource_name("deployments.apps"),
+            ("deployments", None, Some("apps"))
+        );
+        assert_eq!(
+            split_resource_name("deployments.v1.apps"),
+            ("deployments", Some("v1"), Some("apps"))
+        );
+        assert_eq!(
+            split_resource_name("helmreleases.helm.toolkit.fluxcd.io"),
+            ("helmreleases", None, Some("helm.toolkit.fluxcd.io"))
+        );
+        assert_eq!(
+            split_resource_name("hr.v2beta1.helm.toolkit.fluxcd.io"),
+            ("hr", Some("v2beta1"), Some("helm.toolkit.fluxcd.io"))
+        );
     }
 }

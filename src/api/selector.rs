@@ -155,63 +155,23 @@ impl Selector {
         Some(Selector { requirements: reqs })
     }
 
-    /// The text form kubectl's `-l` and the `labelSelector` query take (apimachinery's
-    /// `labels.Parse`): `k`, `!k`, `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`,
-    /// separated by commas. The empty text selects everything.
-    pub fn parse_str(text: &str) -> Result<Selector, String> {
-        let mut terms = Vec::new();
-        let (mut depth, mut start) = (0usize, 0usize);
-        for (i, c) in text.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => depth = depth.saturating_sub(1),
-                ',' if depth == 0 => {
-                    terms.push(&text[start..i]);
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        terms.push(&text[start..]);
-        let mut requirements = Vec::new();
-        for term in terms.iter().map(|t| t.trim()) {
-            if term.is_empty() {
+    /// A selector as kubectl's `-l` takes it (apimachinery `labels.Parse`):
+    /// `key=value`, `key==value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key`,
+    /// `!key`, joined by commas. An empty string selects everything.
+    pub fn parse_string(text: &str) -> Result<Selector, String> {
+        let mut reqs = Vec::new();
+        for part in split_top_level(text)? {
+            let part = part.trim();
+            if part.is_empty() {
                 if text.trim().is_empty() {
                     continue;
                 }
-                return Err(format!("{text:?}: an empty requirement"));
+                return Err(format!("{text:?}: found ',', expected: identifier"));
             }
-            let req = if let Some(key) = term.strip_prefix('!') {
-                new_requirement(key.trim(), Op::DoesNotExist, vec![])
-            } else if let Some(open) = term.find('(') {
-                let head: Vec<&str> = term[..open].split_whitespace().collect();
-                let Some(body) = term[open + 1..].strip_suffix(')') else {
-                    return Err(format!("{term:?}: a set of values must end with ')'"));
-                };
-                let values: Vec<String> = body
-                    .split(',')
-                    .map(|v| v.trim().to_string())
-                    .filter(|v| !v.is_empty())
-                    .collect();
-                match head.as_slice() {
-                    [key, "in"] => new_requirement(key, Op::In, values),
-                    [key, "notin"] => new_requirement(key, Op::NotIn, values),
-                    _ => {
-                        return Err(format!(
-                            "{term:?}: expected 'KEY in (...)' or 'KEY notin (...)'"
-                        ));
-                    }
-                }
-            } else if let Some((k, v)) = term.split_once("!=") {
-                new_requirement(k.trim(), Op::NotIn, vec![v.trim().to_string()])
-            } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
-                new_requirement(k.trim(), Op::Equals, vec![v.trim().to_string()])
-            } else {
-                new_requirement(term, Op::Exists, vec![])
-            };
-            requirements.push(req.map_err(|e| format!("{term:?}: {e}"))?);
+            reqs.push(parse_requirement(part).map_err(|e| format!("{text:?}: {e}"))?);
         }
-        Ok(Selector { requirements })
+        reqs.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(Selector { requirements: reqs })
     }
 
     pub fn requirements(&self) -> &[Requirement] {
@@ -236,6 +196,67 @@ impl Selector {
     pub fn matches_json(&self, labels: &Value) -> bool {
         self.matches_with(|k| labels.get(k).and_then(Value::as_str))
     }
+}
+
+/// The requirements of a selector string, split at the commas outside parentheses.
+fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| format!("{text:?}: unbalanced ')'"))?
+            }
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(format!("{text:?}: unclosed '('"));
+    }
+    parts.push(&text[start..]);
+    Ok(parts)
+}
+
+fn parse_requirement(part: &str) -> Result<Requirement, String> {
+    if let Some(key) = part.strip_prefix('!') {
+        return new_requirement(key.trim(), Op::DoesNotExist, Vec::new());
+    }
+    for (sym, op) in [("!=", Op::NotIn), ("==", Op::Equals), ("=", Op::Equals)] {
+        if let Some((k, v)) = part.split_once(sym) {
+            return new_requirement(k.trim(), op, vec![v.trim().to_string()]);
+        }
+    }
+    if part.contains('>') || part.contains('<') {
+        return Err("the operators > and < are not supported here".into());
+    }
+    let words: Vec<&str> = part.splitn(2, char::is_whitespace).collect();
+    if let [key, rest] = words.as_slice() {
+        let rest = rest.trim_start();
+        for (word, op) in [("notin", Op::NotIn), ("in", Op::In)] {
+            if let Some(set) = rest.strip_prefix(word) {
+                let set = set.trim();
+                let inner = set
+                    .strip_prefix('(')
+                    .and_then(|s| s.strip_suffix(')'))
+                    .ok_or_else(|| {
+                        format!("{word} needs a set of values in parentheses: {part}")
+                    })?;
+                let values = inner.split(',').map(|v| v.trim().to_string()).collect();
+                return new_requirement(key, op, values);
+            }
+        }
+        return Err(format!(
+            "unknown operator in {part:?} (=, ==, !=, in, notin)"
+        ));
+    }
+    new_requirement(part, Op::Exists, Vec::new())
 }
 
 fn new_requirement(key: &str, op: Op, values: Vec<String>) -> Result<Requirement, String> {
@@ -369,49 +390,6 @@ mod tests {
     }
 
     #[test]
-    fn the_text_form() {
-        let sel =
-            Selector::parse_str("sharding.fluxcd.io/key in (shard1, shard2),!x,a=1,b!=2").unwrap();
-        let labels = |v: Value| sel.matches_json(&v);
-        assert!(labels(
-            json!({"sharding.fluxcd.io/key": "shard2", "a": "1"})
-        ));
-        assert!(!labels(
-            json!({"sharding.fluxcd.io/key": "shard3", "a": "1"})
-        ));
-        assert!(!labels(
-            json!({"sharding.fluxcd.io/key": "shard1", "a": "1", "x": ""})
-        ));
-        assert!(!labels(
-            json!({"sharding.fluxcd.io/key": "shard1", "a": "1", "b": "2"})
-        ));
-        let main = Selector::parse_str("!sharding.fluxcd.io/key").unwrap();
-        assert!(main.matches_json(&json!({})));
-        assert!(!main.matches_json(&json!({"sharding.fluxcd.io/key": "shard1"})));
-        assert!(Selector::parse_str("").unwrap().is_empty());
-        assert!(
-            Selector::parse_str("k==v")
-                .unwrap()
-                .matches_json(&json!({"k": "v"}))
-        );
-        assert!(
-            Selector::parse_str("k")
-                .unwrap()
-                .matches_json(&json!({"k": ""}))
-        );
-        for bad in [
-            "a in (x",
-            "a in ()",
-            "bad key!",
-            "a,,b",
-            "a foo (x)",
-            "a=not valid",
-        ] {
-            assert!(Selector::parse_str(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
     fn empty_null_and_invalid_selectors() {
         assert!(matches(&json!({}), &json!({"any": "thing"})));
         assert!(!matches(&Value::Null, &json!({})));
@@ -427,6 +405,36 @@ mod tests {
             &json!({"matchLabels": {"a": 1}}),
             &json!({"a": "1"})
         ));
+    }
+
+    #[test]
+    fn selector_strings_as_kubectl_takes_them() {
+        let s = Selector::parse_string("env in (dev, prod),tier!=db,app=web,!legacy,team").unwrap();
+        let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert!(s.matches_map(&labels(&[("env", "dev"), ("app", "web"), ("team", "a")])));
+        assert!(!s.matches_map(&labels(&[("env", "qa"), ("app", "web"), ("team", "a")])));
+        assert!(!s.matches_map(&labels(&[
+            ("env", "dev"),
+            ("app", "web"),
+            ("team", "a"),
+            ("tier", "db")
+        ])));
+        assert!(!s.matches_map(&labels(&[
+            ("env", "dev"),
+            ("app", "web"),
+            ("team", "a"),
+            ("legacy", "")
+        ])));
+        assert!(Selector::parse_string("").unwrap().is_empty());
+        assert!(Selector::parse_string("a==b").is_ok());
+        for bad in ["a in b", "bad key=x", "a=(", "a,,b", "a>1", "a=b c"] {
+            assert!(Selector::parse_string(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

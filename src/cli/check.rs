@@ -9,11 +9,12 @@ use serde_json::Value;
 use super::eval::BudgetArgs;
 use super::input;
 use super::{
-    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
+    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, SelectorArg,
+    formats, selector_flag,
 };
 use crate::api::kinds;
 use crate::api::meta::Object;
-use crate::cluster::{Cluster, ClusterArgs};
+use crate::cluster::Cluster;
 use crate::core::readiness::{self, Explain, ObjectSet, Rbac};
 use crate::output::check as render;
 
@@ -21,7 +22,8 @@ use crate::output::check as render;
 #[command(after_help = "\
 Examples:
   kubectl ksm check                         # every StateManagementProvider of the cluster
-  kubectl ksm check ksm-flux                # one, live
+  kubectl ksm check ksm-flux                # one, live (or smp/ksm-flux)
+  kubectl ksm check -l team=platform        # those whose labels match
   kubectl ksm check smp.yaml --objects flux-system.yaml --objects crds.yaml   # offline
 
 Offline, the adapter, provisioners and CRDs are looked up among the objects (the SMP files are
@@ -32,23 +34,46 @@ condition whose recorded status differs from the evaluation now is flagged.
 Exit codes: 0 every provider ready, 1 a provider not ready, 2 bad usage, unreadable input or
 cluster unreachable.")]
 pub struct CheckArgs {
-    /// Files holding StateManagementProviders (offline), or SMP names (live; none: all)
+    /// Files holding StateManagementProviders (offline), or SMP names (live; none: all), as
+    /// NAME or smp/NAME
     #[arg(value_name = "SMP")]
     pub smps: Vec<String>,
+    /// Only the StateManagementProviders whose labels match (kubectl's syntax: a=b,c!=d)
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector_flag)]
+    pub selector: Option<SelectorArg>,
     /// Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)
     #[arg(long = "objects", value_name = "PATH", num_args = 1..)]
     pub objects: Vec<PathBuf>,
     #[command(flatten)]
     pub budget: BudgetArgs,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
+    pub output: OutputFormat,
+}
+
+/// The formats of `check -o`.
+pub const FORMATS: &[OutputFormat] = &[OutputFormat::Human, OutputFormat::Json];
+
+/// An SMP named on the command line: `NAME`, or `KIND/NAME` with the SMP kind as kubectl takes
+/// it (`smp/ksm-flux`, `statemanagementproviders/ksm-flux`).
+fn smp_name(arg: &str) -> Result<&str, CliError> {
+    let Some((kind, name)) = arg.split_once('/') else {
+        return Ok(arg);
+    };
+    let (resource, _, group) = kinds::split_resource_name(kind);
+    match kinds::by_resource_name(resource, group) {
+        Some(k) if k == &kinds::STATE_MANAGEMENT_PROVIDER && !name.is_empty() => Ok(name),
+        _ => Err(CliError::Fatal(format!(
+            "{arg:?}: check takes StateManagementProviders: NAME or smp/NAME"
+        ))),
+    }
 }
 
 pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
-    let format = output_format(global, "check", &[OutputFormat::Human, OutputFormat::Json])?;
+    let format = args.output;
     let offline =
         !args.objects.is_empty() || args.smps.iter().any(|s| s == "-" || Path::new(s).exists());
-    let explain = if global.verbose > 0 {
+    let explain = if global.verbosity > 0 {
         Explain::Always
     } else {
         Explain::WhenNotTrue
@@ -63,10 +88,15 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
         let smp_files = input::load_objects(&files, io.stdin)?;
         let others = input::load_objects(&args.objects, io.stdin)?;
+        let selected = |o: &Value| {
+            args.selector
+                .as_ref()
+                .is_none_or(|s| s.selector.matches_json(Object(o).labels()))
+        };
         let smps: Vec<&Value> = smp_files
             .iter()
             .map(|o| &o.json)
-            .filter(|o| is_smp(o))
+            .filter(|o| is_smp(o) && selected(o))
             .collect();
         if smps.is_empty() {
             return Err(CliError::Fatal(
@@ -88,8 +118,8 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         let none = vec![Vec::new(); checks.len()];
         (checks, none)
     } else {
-        let mut cluster = Cluster::connect(&args.cluster).map_err(|e| CliError::Fatal(e.0))?;
-        cluster.discover().map_err(|e| CliError::Fatal(e.0))?;
+        let mut cluster = Cluster::connect(&global.cluster)?;
+        cluster.discover()?;
         let Some((ar, caps)) =
             cluster.resource(kinds::KCM_GROUP, kinds::STATE_MANAGEMENT_PROVIDER.kind)
         else {
@@ -98,22 +128,28 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
                 cluster.server
             )));
         };
-        let mut smps = cluster
-            .list(&ar, &caps, None)
-            .map_err(|e| CliError::Fatal(e.0))?;
+        let mut smps = cluster.list_selected(
+            &ar,
+            &caps,
+            None,
+            args.selector.as_ref().map(|s| s.text.as_str()),
+        )?;
         if !args.smps.is_empty() {
-            for name in &args.smps {
-                if !smps.iter().any(|s| Object(s).name() == name) {
+            let names = args
+                .smps
+                .iter()
+                .map(|a| smp_name(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            for name in &names {
+                if !smps.iter().any(|s| Object(s).name() == *name) {
                     return Err(CliError::Fatal(format!(
                         "StateManagementProvider {name:?} not found"
                     )));
                 }
             }
-            smps.retain(|s| args.smps.iter().any(|a| a == Object(s).name()));
+            smps.retain(|s| names.contains(&Object(s).name()));
         }
-        let refs = cluster
-            .smp_references(&smps)
-            .map_err(|e| CliError::Fatal(e.0))?;
+        let refs = cluster.smp_references(&smps)?;
         let set = ObjectSet::new(refs);
         let mut checks = Vec::new();
         let mut disagreements = Vec::new();

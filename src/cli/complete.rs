@@ -134,7 +134,20 @@ mod tests {
     fn completes_subcommands() {
         let (c, d) = complete(&words(&[""]));
         let names: Vec<_> = c.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["lint", "eval", "check", "render", "doctor", "run"]);
+        assert_eq!(
+            names,
+            [
+                "lint",
+                "eval",
+                "check",
+                "render",
+                "diff",
+                "doctor",
+                "run",
+                "version",
+                "completion"
+            ]
+        );
         assert_eq!(d, DIRECTIVE_NO_FILE);
         let (c, _) = complete(&words(&["ch"]));
         assert_eq!(c[0].0, "check");

@@ -9,9 +9,10 @@ use serde_json::Value;
 
 use super::input;
 use super::{
-    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
+    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, SelectorArg,
+    formats, selector_flag,
 };
-use crate::cluster::{Cluster, ClusterArgs};
+use crate::cluster::Cluster;
 use crate::core::doctor::{self, Options};
 use crate::output::{diagnostics, doctor as render, yaml};
 
@@ -23,6 +24,7 @@ helmcharts,helmrepositories,gitrepositories,ocirepositories,buckets -A -o yaml >
   kubectl ksm doctor -A
   kubectl ksm doctor dev-cluster -n kcm-system
   kubectl ksm doctor -n kcm-system --serviceset dev-cluster --stuck-after 30m
+  kubectl ksm doctor -A -l team=platform
   kubectl ksm doctor -A --save bundle.yaml   # later: kubectl ksm doctor --from bundle.yaml
   kubectl ksm doctor --from dump.yaml
   kubectl ksm doctor --from dump.yaml -n kcm-system --serviceset dev-cluster -o json
@@ -37,21 +39,16 @@ pub struct DoctorArgs {
     /// `kubectl get ... -o yaml` output (Lists or single objects)
     #[arg(long = "from", value_name = "PATH", num_args = 1..)]
     pub from: Vec<PathBuf>,
-    /// Only ServiceSets in this namespace
-    #[arg(
-        short = 'n',
-        long,
-        value_name = "NAMESPACE",
-        conflicts_with = "all_namespaces"
-    )]
-    pub namespace: Option<String>,
     /// ServiceSets of every namespace (the default for a dump; live, the default is the
-    /// context's namespace, as with kubectl)
+    /// context's namespace, as with kubectl; -n chooses another; -A wins over -n, as kubectl's)
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
     /// Only this ServiceSet
     #[arg(long, value_name = "NAME")]
     pub serviceset: Option<String>,
+    /// Only the ServiceSets whose labels match (kubectl's syntax: a=b,c!=d)
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector_flag)]
+    pub selector: Option<SelectorArg>,
     /// A service Pending or Provisioning longer than this is stuck (Go duration)
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::api::duration::flag)]
     pub stuck_after: Duration,
@@ -66,8 +63,31 @@ pub struct DoctorArgs {
     /// Print the documentation of a finding code (e.g. KSM609) and exit
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
+    pub output: OutputFormat,
+}
+
+/// The formats of `doctor -o`.
+pub const FORMATS: &[OutputFormat] = &[
+    OutputFormat::Human,
+    OutputFormat::Json,
+    OutputFormat::Yaml,
+    OutputFormat::Sarif,
+    OutputFormat::Github,
+];
+
+/// Leaves out the ServiceSets whose labels do not match `-l` (the other objects stay: they
+/// are what the chosen ServiceSets are diagnosed against).
+fn select_service_sets(objects: Vec<Value>, selector: Option<&SelectorArg>) -> Vec<Value> {
+    let Some(s) = selector else { return objects };
+    objects
+        .into_iter()
+        .filter(|o| {
+            let o = crate::api::Object(o);
+            o.kind() != crate::api::kinds::SERVICE_SET.kind || s.selector.matches_json(o.labels())
+        })
+        .collect()
 }
 
 /// The objects with the content of Secrets removed: a support bundle must never carry them.
@@ -116,17 +136,14 @@ fn capture_time(paths: &[PathBuf]) -> Option<chrono::DateTime<chrono::Utc>> {
 /// Reads the cluster: (objects, Secret names listed, namespace filter).
 fn live_snapshot(
     args: &DoctorArgs,
+    global: &GlobalArgs,
     io: &mut Io,
 ) -> Result<(Vec<Value>, bool, Option<String>), CliError> {
-    let mut cluster = Cluster::connect(&args.cluster).map_err(|e| CliError::Fatal(e.0))?;
+    let mut cluster = Cluster::connect(&global.cluster)?;
     let namespace = if args.all_namespaces {
         None
     } else {
-        Some(
-            args.namespace
-                .clone()
-                .unwrap_or_else(|| cluster.default_namespace.clone()),
-        )
+        Some(cluster.default_namespace.clone())
     };
     if io.stderr_tty {
         write!(io.stderr, "reading {} ...\r", cluster.server)?;
@@ -147,21 +164,11 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     if let Some(code) = &args.explain {
         return super::explain(code, io);
     }
-    let format = output_format(
-        global,
-        "doctor",
-        &[
-            OutputFormat::Human,
-            OutputFormat::Json,
-            OutputFormat::Yaml,
-            OutputFormat::Sarif,
-            OutputFormat::Github,
-        ],
-    )?;
+    let format = args.output;
     let live = args.from.is_empty();
     let mut captured = None;
     let (objects, secrets_collected, namespace) = if live {
-        live_snapshot(args, io)?
+        live_snapshot(args, global, io)?
     } else {
         captured = capture_time(&args.from);
         let objects: Vec<Value> = input::load_objects(&args.from, io.stdin)?
@@ -171,9 +178,10 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         let secrets = objects
             .iter()
             .any(|o| crate::api::Object(o).kind() == crate::api::kinds::SECRET.kind);
-        (objects, secrets, args.namespace.clone())
+        let namespace = global.cluster.namespace.clone();
+        (objects, secrets, namespace.filter(|_| !args.all_namespaces))
     };
-    let objects = without_secret_data(objects);
+    let objects = select_service_sets(without_secret_data(objects), args.selector.as_ref());
     let service_set = args.name.clone().or_else(|| args.serviceset.clone());
     let now = args.now.or(captured).unwrap_or_else(chrono::Utc::now);
     let options = Options {
@@ -228,7 +236,10 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             let rules: Vec<_> = doctor::codes::ALL.iter().collect();
             diagnostics::sarif_with_rules(io.stdout, &report.findings, &rules)?;
         }
-        OutputFormat::Github => diagnostics::github(io.stdout, &report.findings)?,
+        OutputFormat::Github => {
+            diagnostics::github(io.stdout, &report.findings)?;
+            writeln!(io.stdout, "{}", render::summary_line(&report))?;
+        }
         _ => render::human(io.stdout, &report, io.color)?,
     }
     Ok(if report.healthy() {

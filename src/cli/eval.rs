@@ -5,12 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::input;
-use super::{
-    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
-};
+use super::{CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use serde_json::Value;
 
-use crate::cluster::{Cluster, ClusterArgs};
+use crate::cluster::Cluster;
 use crate::core::cel::Limits;
 use crate::core::objects::ObjectId;
 use crate::core::readiness::{Explain, Rule};
@@ -22,7 +20,8 @@ Examples:
   kubectl ksm eval 'has(self.status.readyReplicas) && self.status.readyReplicas == self.spec.replicas' -f deploy.yaml
   kubectl get deploy -n flux-system -o yaml | kubectl ksm eval --rule-file rule.cel -f -
   kubectl ksm eval 'self.status.phase == \"Running\"' -f pods.yaml -o json
-  kubectl ksm eval 'has(self.status.readyReplicas)' deployment/helm-controller -n flux-system
+  kubectl ksm eval 'has(self.status.readyReplicas)' deploy/helm-controller -n flux-system
+  kubectl ksm eval 'has(self.status)' hr/dev-cluster-ingress-nginx -n kcm-system --as system:serviceaccount:kcm-system:ksm-flux-sa
 
 Exit codes: 0 every result true, 1 a result false or failed, 2 bad usage or unreadable input.")]
 pub struct EvalArgs {
@@ -36,8 +35,8 @@ pub struct EvalArgs {
     /// Read the rule from a file (`-` for stdin)
     #[arg(long, value_name = "PATH")]
     pub rule_file: Option<PathBuf>,
-    /// A live object to evaluate against: KIND/NAME (kind, plural or singular, optionally
-    /// `.group`, as kubectl takes them)
+    /// A live object to evaluate against: KIND/NAME as kubectl takes it (deploy/x,
+    /// deployments/x, hr/x, helmreleases.helm.toolkit.fluxcd.io/x)
     #[arg(value_name = "KIND/NAME", conflicts_with = "file")]
     pub target: Option<String>,
     /// Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin
@@ -48,17 +47,18 @@ pub struct EvalArgs {
         required_unless_present = "target"
     )]
     pub file: Option<PathBuf>,
-    /// Namespace of the live object (default: the context's)
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
-    pub namespace: Option<String>,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
     #[command(flatten)]
     pub budget: BudgetArgs,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
+    pub output: OutputFormat,
 }
 
+/// The formats of `eval -o`.
+pub const FORMATS: &[OutputFormat] = &[OutputFormat::Human, OutputFormat::Json];
+
 /// Gets the live object KIND/NAME.
-fn live_object(args: &EvalArgs, target: &str) -> Result<Value, CliError> {
+fn live_object(global: &GlobalArgs, target: &str) -> Result<Value, CliError> {
     let Some((kind, name)) = target
         .split_once('/')
         .filter(|(k, n)| !k.is_empty() && !n.is_empty())
@@ -67,18 +67,14 @@ fn live_object(args: &EvalArgs, target: &str) -> Result<Value, CliError> {
             "{target:?}: expected KIND/NAME, e.g. deployment/flux-adapter"
         )));
     };
-    let mut cluster = Cluster::connect(&args.cluster).map_err(|e| CliError::Fatal(e.0))?;
-    cluster.discover_all().map_err(|e| CliError::Fatal(e.0))?;
+    let mut cluster = Cluster::connect(&global.cluster)?;
+    cluster.discover_all()?;
     let Some((ar, caps)) = cluster.resolve(kind) else {
         return Err(CliError::Fatal(format!(
-            "the cluster at {} serves no kind {kind:?} (kubectl api-resources lists them)",
-            cluster.server
+            "the server doesn't have a resource type {kind:?} (kubectl api-resources lists them)"
         )));
     };
-    let namespace = args
-        .namespace
-        .clone()
-        .unwrap_or_else(|| cluster.default_namespace.clone());
+    let namespace = cluster.default_namespace.clone();
     match cluster
         .get(&ar, &caps, &namespace, name)
         .map_err(|e| CliError::Fatal(e.0))?
@@ -111,7 +107,7 @@ impl BudgetArgs {
 }
 
 pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
-    let format = output_format(global, "eval", &[OutputFormat::Human, OutputFormat::Json])?;
+    let format = args.output;
     if args
         .rule_file
         .as_deref()
@@ -146,13 +142,13 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             objects.into_iter().map(|o| (o.id(), o.json)).collect()
         }
         (None, Some(target)) => {
-            let o = live_object(args, target)?;
+            let o = live_object(global, target)?;
             vec![(ObjectId::of(&o), o)]
         }
         (None, None) => unreachable!("clap requires -f or KIND/NAME"),
     };
     let rule = Rule::new(&rule_text, &args.budget.limits());
-    let explain = if global.verbose > 0 {
+    let explain = if global.verbosity > 0 {
         Explain::Always
     } else {
         Explain::WhenNotTrue
@@ -165,7 +161,7 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         })
         .collect();
     match format {
-        OutputFormat::Json => render::json(io.stdout, &results)?,
+        OutputFormat::Json => render::json(io.stdout, &rule_text, &results)?,
         _ => render::human(io.stdout, &rule_text, &results, io.color)?,
     }
     Ok(if results.iter().all(|r| r.outcome.result == Some(true)) {

@@ -27,10 +27,8 @@ exec kubectl-ksm __complete \"$@\"\n";
 pub fn files() -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish, Shell::PowerShell] {
-        let mut cmd = super::command();
-        let mut buf = Vec::new();
         // The binary is `kubectl-ksm`; completions are for invoking it directly.
-        clap_complete::generate(shell, &mut cmd, "kubectl-ksm", &mut buf);
+        let buf = super::completion::script(shell);
         let name = match shell {
             Shell::Bash => "kubectl-ksm.bash",
             Shell::Zsh => "_kubectl-ksm",

@@ -1,4 +1,5 @@
-//! Reading inputs: files, directories (recursively, *.yaml/*.yml/*.json) and `-` for stdin.
+//! Reading inputs: files, directories (recursively, *.yaml/*.yml/*.json in any case, hidden
+//! entries skipped) and `-` for stdin.
 //!
 //! Every input is checked before parsing: size limit, binary content, UTF-8. Failures carry
 //! the path and, for encoding errors, the line and column of the first bad byte.
@@ -76,10 +77,11 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), InputError> {
         let Ok(ft) = entry.file_type() else { continue };
         if ft.is_dir() {
             walk(&path, found)?;
-        } else if matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml" | "json")
-        ) {
+        } else if path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+            ["yaml", "yml", "json"]
+                .iter()
+                .any(|x| e.eq_ignore_ascii_case(x))
+        }) {
             found.push(path);
         }
     }

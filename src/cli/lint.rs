@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::input::{self, InputError};
-use super::{
-    CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
-};
+use super::{CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use crate::core::lint::{self, Linter};
 use crate::diag::{Diagnostic, Severity, Source};
 use crate::output::diagnostics::{self as render, Summary};
@@ -27,13 +25,33 @@ pub struct LintArgs {
     /// Fail (exit 1) on warnings too
     #[arg(long)]
     pub strict: bool,
+    /// The lint configuration (default: the nearest .kubectl-ksm.yaml from the current
+    /// directory up): excluded paths, disabled codes, the placeholders' severity
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Template placeholders (`${VAR}`, `$VAR`, `<name>`, KSM402): report them as errors, as
+    /// warnings, or not at all (a repository of templates)
+    /// [default: warning, or the configuration's lint.placeholders]
+    #[arg(long, value_name = "SEVERITY", value_parser = ["error", "warning", "ignore"])]
+    pub placeholders: Option<String>,
     /// Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
     /// List every check with its code and title
     #[arg(long)]
     pub list_rules: bool,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
+    pub output: OutputFormat,
 }
+
+/// The formats of `lint -o`.
+pub const FORMATS: &[OutputFormat] = &[
+    OutputFormat::Human,
+    OutputFormat::Json,
+    OutputFormat::Sarif,
+    OutputFormat::Github,
+];
 
 /// The problems of unreadable inputs get this code (documented with KSM001).
 const UNREADABLE: &str = "KSM000"; // documented in core::lint::rules::load
@@ -55,21 +73,28 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
         return Ok(EXIT_OK);
     }
-    let format = output_format(
-        global,
-        "lint",
-        &[
-            OutputFormat::Human,
-            OutputFormat::Json,
-            OutputFormat::Sarif,
-            OutputFormat::Github,
-        ],
-    )?;
-    let linter = Linter::default();
+    let format = args.output;
+    let config = super::lint_config::LintConfig::find(args.config.as_deref())?;
+    let placeholders = args
+        .placeholders
+        .as_deref()
+        .or(config.placeholders.as_deref())
+        .unwrap_or("warning");
+    let linter = Linter {
+        disabled: config.disabled.clone(),
+        placeholders: match placeholders {
+            "error" => Some(Severity::Error),
+            "ignore" => None,
+            _ => Some(Severity::Warning),
+        },
+        ..Linter::default()
+    };
     let mut summary = Summary::default();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut unreadable = false;
-    for path in input::expand_paths(&args.paths) {
+    // The SMPs and provider references of every input, checked together at the end.
+    let mut providers = lint::SourceReport::default();
+    for path in config.expand(&args.paths)? {
         let source = path.and_then(|p| input::read_source(&p, io.stdin));
         let source = match source {
             Ok(s) => s,
@@ -83,27 +108,32 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         };
         summary.files += 1;
         let report = lint::lint_source(&source, &linter);
-        if global.verbose > 0 {
+        if global.verbosity > 0 {
+            use crate::output::count;
             writeln!(
                 io.stderr,
-                "{}: {} documents, {} objects checked, {} skipped, {} findings",
+                "{}: {}, {} checked, {} skipped, {}",
                 source.name(),
-                report.documents,
-                report.linted,
+                count(report.documents, "document"),
+                count(report.linted, "object"),
                 report.skipped,
-                report.diagnostics.len()
+                count(report.diagnostics.len(), "finding")
             )?;
         }
         summary.documents += report.documents;
         summary.objects += report.linted;
         summary.skipped += report.skipped;
+        summary.suppressed += report.suppressed;
         unreadable |= report.unreadable;
+        providers.smps.extend(report.smps);
+        providers.provider_refs.extend(report.provider_refs);
         diagnostics.extend(report.diagnostics);
     }
+    diagnostics.extend(lint::provider_findings(&[&providers]));
     summary.count(&diagnostics);
     match format {
         OutputFormat::Human => {
-            render::human(io.stdout, &diagnostics, io.color)?;
+            render::human_width(io.stdout, &diagnostics, io.color, io.width)?;
             writeln!(io.stdout, "{}", summary.line())?;
         }
         OutputFormat::Json => render::json_report(io.stdout, &diagnostics, &summary)?,
@@ -112,7 +142,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             render::github(io.stdout, &diagnostics)?;
             writeln!(io.stdout, "{}", summary.line())?;
         }
-        OutputFormat::Yaml => unreachable!("output_format() refuses -o yaml for lint"),
+        OutputFormat::Yaml => unreachable!("-o yaml is not a format of lint"),
     }
     Ok(if unreadable {
         EXIT_ERROR

@@ -5,31 +5,40 @@
 
 pub mod check;
 pub mod complete;
+pub mod completion;
+pub mod diff;
 pub mod doctor;
 pub mod eval;
 pub mod generate;
 pub mod input;
 pub mod lint;
+pub mod lint_config;
+pub mod logs;
 pub mod render;
 pub mod run;
+pub mod version;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+
+use crate::cluster::ClusterArgs;
 
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FINDINGS: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
 
 const AFTER_HELP: &str = "\
-Exit codes: 0 clean, 1 findings (lint errors, a rule false or failing, not ready), 2 usage, input or tool error.
+Exit codes: 0 clean, 1 findings (lint errors, a rule false or failing, not ready, drift), 2 usage, input or tool error.
 
 Examples:
   kubectl ksm lint manifests/
   kubectl ksm eval 'has(self.status.readyReplicas)' -f deployment.yaml
-  kubectl ksm check smp.yaml --objects cluster-dump.yaml";
+  kubectl ksm check smp.yaml --objects cluster-dump.yaml
+  kubectl ksm --context prod doctor -A";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -41,8 +50,8 @@ Examples:
 StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService \
 manifests against the real kcm CRDs, compiles and type-checks readiness rules exactly as kcm \
 does and evaluates them with the verdict kcm's controller would reach, renders the Flux objects \
-a ServiceSet produces, diagnoses stuck services live or from a dump, and runs the Flux adapter \
-(`run`) on the same translation as `render`.",
+a ServiceSet produces and compares them with the cluster (`diff`), diagnoses stuck services live \
+or from a dump, and runs the Flux adapter (`run`) on the same translation as `render`.",
     after_help = AFTER_HELP,
     propagate_version = true,
     disable_help_subcommand = true
@@ -54,31 +63,51 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Flags every subcommand takes, before or after its name (as kubectl's global flags).
 #[derive(Debug, Args, Clone)]
 pub struct GlobalArgs {
-    /// Output format (each subcommand lists the formats it supports)
-    #[arg(short = 'o', long = "output", global = true, value_enum)]
-    pub output: Option<OutputFormat>,
-    /// When to use colour; NO_COLOR and a non-terminal output turn `auto` off
+    /// When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
-    /// Print more detail: per-file counts (lint), explanations of true results too (eval, check)
-    #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
+    /// Log level, as kubectl's -v: 1 more detail (per-file counts, explanations of true
+    /// results), 4 debug logs, 6 every HTTP request, 7 with its headers
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        value_name = "LEVEL",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u8).range(0..=10)
+    )]
+    pub verbosity: u8,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
+/// Every output format; each subcommand accepts (and its help lists) only those it supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
     /// For people: colours, source excerpts, tables
     Human,
-    /// Machine-readable JSON
+    /// A versioned JSON report
     Json,
+    /// YAML
+    Yaml,
     /// SARIF 2.1.0 (code scanning)
     Sarif,
     /// GitHub Actions workflow annotations
     Github,
-    /// YAML (multi-document, ready for `kubectl apply -f -`)
-    Yaml,
+}
+
+/// The value parser of a subcommand's `-o`: only the formats it supports, in its help too.
+pub fn formats(supported: &'static [OutputFormat]) -> impl TypedValueParser<Value = OutputFormat> {
+    PossibleValuesParser::new(
+        supported
+            .iter()
+            .filter_map(OutputFormat::to_possible_value)
+            .collect::<Vec<PossibleValue>>(),
+    )
+    .map(|s| OutputFormat::from_str(&s, true).expect("a possible value of OutputFormat"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -99,10 +128,16 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces
     Render(render::RenderArgs),
+    /// Compare the rendered objects with the live ones: exit 1 on drift, as `flux diff`
+    Diff(diff::DiffArgs),
     /// Diagnose stuck or failed services: SMP → ServiceSet → Flux object → source
     Doctor(doctor::DoctorArgs),
     /// Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out
     Run(run::RunArgs),
+    /// Print the version, git commit and build date
+    Version(version::VersionArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell)
+    Completion(completion::CompletionArgs),
     /// Write shell completions and man pages (for packagers and the repository)
     #[command(hide = true)]
     Generate(generate::GenerateArgs),
@@ -116,10 +151,12 @@ pub struct Io<'a> {
     pub stdout: &'a mut dyn Write,
     pub stderr: &'a mut dyn Write,
     pub stdin: &'a mut dyn Read,
-    /// Colour decided from --color, NO_COLOR and whether stdout is a terminal.
+    /// Colour decided from --color, NO_COLOR, TERM and whether stdout is a terminal.
     pub color: bool,
-    /// stderr is a terminal (progress indicators go there only then).
+    /// stderr is a terminal that takes cursor movements (progress lines go there only then).
     pub stderr_tty: bool,
+    /// Columns of human output: the terminal's, COLUMNS, or 100.
+    pub width: usize,
 }
 
 /// The clap command, for completions, man pages and help.
@@ -134,8 +171,12 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     let mut out = stdout.lock();
     let mut err = io::stderr().lock();
     let mut stdin = io::stdin().lock();
-    let env_no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let stderr_tty = io::stderr().is_terminal();
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let width = if stdout_tty {
+        terminal_size::terminal_size().map(|(w, _)| usize::from(w.0))
+    } else {
+        None
+    };
     run(
         args,
         &mut out,
@@ -143,19 +184,34 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
         &mut stdin,
         Terminal {
             stdout_tty,
-            stderr_tty,
-            no_color_env: env_no_color,
+            stderr_tty: io::stderr().is_terminal(),
+            no_color_env: env("NO_COLOR").is_some(),
+            dumb: env("TERM").is_some_and(|t| t == "dumb"),
+            width: width.or_else(|| {
+                env("COLUMNS")
+                    .and_then(|c| c.to_str().and_then(|c| c.trim().parse().ok()))
+                    .filter(|&c: &usize| c > 0)
+            }),
         },
     )
 }
 
 /// What the process knows of its terminal and environment.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Terminal {
     pub stdout_tty: bool,
     pub stderr_tty: bool,
+    /// NO_COLOR is set.
     pub no_color_env: bool,
+    /// TERM=dumb: no colour, no cursor movements.
+    pub dumb: bool,
+    /// The terminal's width (or COLUMNS), when known.
+    pub width: Option<usize>,
 }
+
+pub use crate::output::DEFAULT_WIDTH;
+/// Narrowest width human output is laid out for.
+const MIN_WIDTH: usize = 40;
 
 /// Runs the CLI against the given streams.
 pub fn run(
@@ -165,6 +221,11 @@ pub fn run(
     stdin: &mut dyn Read,
     terminal: Terminal,
 ) -> u8 {
+    // A reader that goes away (`| head`) ends the output, not the run: the exit code still
+    // says what was found.
+    let mut stdout = PipeGuard::new(stdout);
+    let mut stderr = PipeGuard::new(stderr);
+    let color_possible = !terminal.no_color_env && !terminal.dumb;
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -174,12 +235,16 @@ pub fn run(
                 }
                 _ => EXIT_ERROR,
             };
-            let text = if terminal.stdout_tty && !terminal.no_color_env {
+            let text = if terminal.stdout_tty && color_possible {
                 e.render().ansi().to_string()
             } else {
                 e.render().to_string()
             };
-            let target: &mut dyn Write = if code == EXIT_OK { stdout } else { stderr };
+            let target: &mut dyn Write = if code == EXIT_OK {
+                &mut stdout
+            } else {
+                &mut stderr
+            };
             let _ = target.write_all(text.as_bytes());
             return code;
         }
@@ -187,22 +252,31 @@ pub fn run(
     let color = match cli.global.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => terminal.stdout_tty && !terminal.no_color_env,
+        ColorChoice::Auto => terminal.stdout_tty && color_possible,
     };
+    if !matches!(cli.command, Command::Run(_)) {
+        // `run` sets up its own logs (JSON lines for the cluster's log pipeline).
+        logs::init(cli.global.verbosity, terminal.stderr_tty && color_possible);
+    }
     let mut io = Io {
-        stdout,
-        stderr,
+        stdout: &mut stdout,
+        stderr: &mut stderr,
         stdin,
         color,
-        stderr_tty: terminal.stderr_tty,
+        stderr_tty: terminal.stderr_tty && !terminal.dumb,
+        width: terminal.width.unwrap_or(DEFAULT_WIDTH).max(MIN_WIDTH),
     };
+    let g = &cli.global;
     let result = match &cli.command {
-        Command::Lint(a) => lint::run(a, &cli.global, &mut io),
-        Command::Eval(a) => eval::run(a, &cli.global, &mut io),
-        Command::Check(a) => check::run(a, &cli.global, &mut io),
-        Command::Render(a) => render::run(a, &cli.global, &mut io),
-        Command::Doctor(a) => doctor::run(a, &cli.global, &mut io),
-        Command::Run(a) => run::run(a, &cli.global, &mut io),
+        Command::Lint(a) => lint::run(a, g, &mut io),
+        Command::Eval(a) => eval::run(a, g, &mut io),
+        Command::Check(a) => check::run(a, g, &mut io),
+        Command::Render(a) => render::run(a, g, &mut io),
+        Command::Diff(a) => diff::run(a, g, &mut io),
+        Command::Doctor(a) => doctor::run(a, g, &mut io),
+        Command::Run(a) => run::run(a, g, &mut io),
+        Command::Version(a) => version::run(a, &mut io),
+        Command::Completion(a) => completion::run(a, &mut io),
         Command::Generate(a) => generate::run(a, &mut io),
         Command::Complete(a) => complete::run(a, &mut io),
     };
@@ -212,6 +286,55 @@ pub fn run(
         Err(CliError::Fatal(msg)) => {
             let _ = writeln!(io.stderr, "error: {msg}");
             EXIT_ERROR
+        }
+    }
+}
+
+/// A writer that turns a closed pipe into the end of the output: once the reader has gone,
+/// every write succeeds without writing, so a subcommand finishes and returns its exit code.
+pub struct PipeGuard<'a> {
+    inner: &'a mut dyn Write,
+    closed: bool,
+}
+
+impl<'a> PipeGuard<'a> {
+    pub fn new(inner: &'a mut dyn Write) -> Self {
+        PipeGuard {
+            inner,
+            closed: false,
+        }
+    }
+
+    /// Whether the reader went away.
+    pub fn closed(&self) -> bool {
+        self.closed
+    }
+}
+
+impl Write for PipeGuard<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            r => r,
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.inner.flush() {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            r => r,
         }
     }
 }
@@ -239,29 +362,13 @@ impl From<input::InputError> for CliError {
     }
 }
 
-pub type CliResult = Result<u8, CliError>;
-
-/// The output format a subcommand uses, refusing the ones it does not support.
-pub fn output_format(
-    global: &GlobalArgs,
-    command: &str,
-    supported: &[OutputFormat],
-) -> Result<OutputFormat, CliError> {
-    let chosen = global.output.unwrap_or(supported[0]);
-    if supported.contains(&chosen) {
-        Ok(chosen)
-    } else {
-        let names: Vec<_> = supported
-            .iter()
-            .filter_map(|f| f.to_possible_value())
-            .map(|v| v.get_name().to_string())
-            .collect();
-        Err(CliError::Fatal(format!(
-            "`kubectl ksm {command}` supports -o {}",
-            names.join("|")
-        )))
+impl From<crate::cluster::ClusterError> for CliError {
+    fn from(e: crate::cluster::ClusterError) -> Self {
+        CliError::Fatal(e.0)
     }
 }
+
+pub type CliResult = Result<u8, CliError>;
 
 /// `--explain CODE`: the documentation of any KSM code (lint, render, doctor), from the one
 /// registry.
@@ -275,5 +382,124 @@ pub fn explain(code: &str, io: &mut Io) -> CliResult {
     Ok(EXIT_OK)
 }
 
+/// A label selector given with `-l`: its text (sent to the API server) and its parsed form
+/// (for saved objects).
+#[derive(Debug, Clone)]
+pub struct SelectorArg {
+    pub text: String,
+    pub selector: crate::api::selector::Selector,
+}
+
+/// Parses `-l` as kubectl does (`a=b,c!=d,e in (x,y),!f`).
+pub fn selector_flag(s: &str) -> Result<SelectorArg, String> {
+    Ok(SelectorArg {
+        text: s.to_string(),
+        selector: crate::api::selector::Selector::parse_string(s)?,
+    })
+}
+
 /// Paths given on the command line, as owned `PathBuf`s.
 pub type Paths = Vec<PathBuf>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_in(args: &[&str], terminal: Terminal) -> (u8, String) {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let argv = std::iter::once("kubectl-ksm")
+            .chain(args.iter().copied())
+            .map(OsString::from);
+        let code = run(argv, &mut out, &mut err, &mut io::empty(), terminal);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    const GUIDE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/examples/smp-flux-from-guide.yaml"
+    );
+
+    #[test]
+    fn a_terminal_gets_colour_unless_dumb_or_no_color() {
+        let tty = Terminal {
+            stdout_tty: true,
+            stderr_tty: true,
+            ..Terminal::default()
+        };
+        let (code, text) = run_in(&["lint", GUIDE], tty);
+        assert_eq!(code, EXIT_OK);
+        assert!(text.contains('\x1b'), "colour on a terminal");
+        for t in [
+            Terminal { dumb: true, ..tty },
+            Terminal {
+                no_color_env: true,
+                ..tty
+            },
+        ] {
+            let (_, text) = run_in(&["lint", GUIDE], t);
+            assert!(!text.contains('\x1b'), "{t:?}: {text}");
+        }
+        // --color always is a request, even on a dumb terminal.
+        let (_, text) = run_in(
+            &["--color", "always", "lint", GUIDE],
+            Terminal { dumb: true, ..tty },
+        );
+        assert!(text.contains('\x1b'));
+    }
+
+    #[test]
+    fn human_output_follows_the_terminal_width() {
+        for width in [60, 140] {
+            let (_, text) = run_in(
+                &["lint", GUIDE],
+                Terminal {
+                    width: Some(width),
+                    ..Terminal::default()
+                },
+            );
+            // Prose wraps; quoted source lines and the file position cannot.
+            let excerpt = |l: &str| {
+                let t = l.trim_start();
+                t.starts_with('·')
+                    || t.starts_with("╭─[")
+                    || t.split_once(" │")
+                        .is_some_and(|(n, _)| n.parse::<u32>().is_ok())
+            };
+            let widest = text
+                .lines()
+                .filter(|l| !excerpt(l))
+                .map(|l| l.chars().count())
+                .max()
+                .unwrap_or(0);
+            assert!(widest <= width, "{width}: {widest}\n{text}");
+            assert!(widest > width - 25, "{width}: {widest}\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_ends_the_output_not_the_run() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let problems = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/lint/smp-problems.yaml"
+        );
+        let argv = ["kubectl-ksm", "lint", problems].map(OsString::from);
+        let code = run(
+            argv,
+            &mut Closed,
+            &mut Vec::new(),
+            &mut io::empty(),
+            Terminal::default(),
+        );
+        assert_eq!(code, EXIT_FINDINGS);
+    }
+}

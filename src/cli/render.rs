@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::input;
 use super::{
-    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, output_format,
+    CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, SelectorArg,
+    formats, selector_flag,
 };
 use crate::api::kcm::{ServiceSet, StateManagementProvider};
 use crate::api::kinds;
@@ -41,11 +42,9 @@ pub struct RenderArgs {
     /// Read the ServiceSet and its ServiceTemplates from the cluster
     #[arg(long)]
     pub live: bool,
-    /// Namespace of the live ServiceSets (default: the context's)
-    #[arg(short = 'n', long, value_name = "NAMESPACE", requires = "live")]
-    pub namespace: Option<String>,
-    #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
+    /// With --live and no name, only the ServiceSets whose labels match (a=b,c!=d)
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector_flag, requires = "live")]
+    pub selector: Option<SelectorArg>,
     /// Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)
     #[arg(long = "templates", value_name = "PATH", num_args = 1..)]
     pub templates: Vec<PathBuf>,
@@ -58,15 +57,54 @@ pub struct RenderArgs {
     /// Print the documentation of a finding code (e.g. KSM505) and exit
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
+    /// Output format: a multi-document YAML stream, or a JSON List
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "yaml", value_parser = formats(FORMATS))]
+    pub output: OutputFormat,
 }
+
+/// The formats of `render -o`.
+pub const FORMATS: &[OutputFormat] = &[OutputFormat::Yaml, OutputFormat::Json];
 
 pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     if let Some(code) = &args.explain {
         return super::explain(code, io);
     }
-    let format = output_format(global, "render", &[OutputFormat::Yaml, OutputFormat::Json])?;
+    let format = args.output;
+    let (rendered_objects, diagnostics, errors) = rendered(args, global, io)?;
+    match format {
+        OutputFormat::Json => render_out::json_list(io.stdout, &rendered_objects)?,
+        _ => render_out::yaml_stream(io.stdout, &rendered_objects)?,
+    }
+    diag_out::human_width(io.stderr, &diagnostics, false, io.width)?;
+    let n_err = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if !diagnostics.is_empty() {
+        let n_warn = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count();
+        writeln!(
+            io.stderr,
+            "{} rendered; {}, {}",
+            crate::output::count(rendered_objects.len(), "object"),
+            crate::output::count(n_err, "error"),
+            crate::output::count(n_warn, "warning"),
+        )?;
+    }
+    Ok(if errors { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// The objects `render` prints (and `diff` compares), the findings of the translation, and
+/// whether some service could not be rendered.
+pub fn rendered(
+    args: &RenderArgs,
+    global: &GlobalArgs,
+    io: &mut Io,
+) -> Result<(Vec<Value>, Vec<crate::diag::Diagnostic>, bool), CliError> {
     let (main, mut all) = if args.live {
-        live_inputs(args)?
+        live_inputs(args, global)?
     } else {
         let Some(file) = &args.file else {
             return Err(CliError::Fatal(
@@ -144,39 +182,19 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         rendered_objects.extend(r.objects);
         diagnostics.extend(r.diagnostics);
     }
-    match format {
-        OutputFormat::Json => render_out::json_list(io.stdout, &rendered_objects)?,
-        _ => render_out::yaml_stream(io.stdout, &rendered_objects)?,
-    }
-    diag_out::human(io.stderr, &diagnostics, false)?;
-    let n_err = diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    if !diagnostics.is_empty() {
-        writeln!(
-            io.stderr,
-            "{} objects rendered; {n_err} errors, {} warnings",
-            rendered_objects.len(),
-            diagnostics
-                .iter()
-                .filter(|d| d.severity == Severity::Warning)
-                .count()
-        )?;
-    }
-    Ok(if errors { EXIT_FINDINGS } else { EXIT_OK })
+    Ok((rendered_objects, diagnostics, errors))
 }
 
 /// The ServiceSets (one by name, or all of the namespace) and ServiceTemplates of the cluster:
 /// (main objects, all objects).
-fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> {
+pub fn live_inputs(
+    args: &RenderArgs,
+    global: &GlobalArgs,
+) -> Result<(Vec<Value>, Vec<Value>), CliError> {
     let fatal = |e: crate::cluster::ClusterError| CliError::Fatal(e.0);
-    let mut cluster = crate::cluster::Cluster::connect(&args.cluster).map_err(fatal)?;
+    let mut cluster = crate::cluster::Cluster::connect(&global.cluster).map_err(fatal)?;
     cluster.discover().map_err(fatal)?;
-    let namespace = args
-        .namespace
-        .clone()
-        .unwrap_or_else(|| cluster.default_namespace.clone());
+    let namespace = cluster.default_namespace.clone();
     let kind = |k: &str| {
         cluster.resource(kinds::KCM_GROUP, k).ok_or_else(|| {
             CliError::Fatal(format!(
@@ -189,7 +207,7 @@ fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> 
     let (t_ar, t_caps) = kind(kinds::SERVICE_TEMPLATE.kind)?;
     let sets = match &args.file {
         Some(name) => {
-            let name = name.to_string_lossy();
+            let name = service_set_name(&name.to_string_lossy())?;
             match cluster
                 .get(&ss_ar, &ss_caps, &namespace, &name)
                 .map_err(fatal)?
@@ -203,7 +221,12 @@ fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> 
             }
         }
         None => cluster
-            .list(&ss_ar, &ss_caps, Some(&namespace))
+            .list_selected(
+                &ss_ar,
+                &ss_caps,
+                Some(&namespace),
+                args.selector.as_ref().map(|s| s.text.as_str()),
+            )
             .map_err(fatal)?,
     };
     let templates = cluster
@@ -228,6 +251,20 @@ fn live_inputs(args: &RenderArgs) -> Result<(Vec<Value>, Vec<Value>), CliError> 
         all.extend(cluster.list(&ar, &caps, None).map_err(fatal)?);
     }
     Ok((sets, all))
+}
+
+/// A ServiceSet named on the command line: `NAME` or `servicesets/NAME` (`serviceset/NAME`).
+fn service_set_name(arg: &str) -> Result<String, CliError> {
+    let Some((kind, name)) = arg.split_once('/') else {
+        return Ok(arg.to_string());
+    };
+    let (resource, _, group) = kinds::split_resource_name(kind);
+    match kinds::by_resource_name(resource, group) {
+        Some(k) if k == &kinds::SERVICE_SET && !name.is_empty() => Ok(name.to_string()),
+        _ => Err(CliError::Fatal(format!(
+            "{arg:?}: render --live takes a ServiceSet: NAME or servicesets/NAME"
+        ))),
+    }
 }
 
 /// The ServiceSets kcm would create for the ClusterDeployments and MultiClusterServices of the

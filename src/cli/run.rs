@@ -58,11 +58,9 @@ pub struct RunArgs {
     /// Log format
     #[arg(long, value_name = "FORMAT", default_value = "json", value_parser = ["json", "text"])]
     pub log_format: String,
-    #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
 }
 
-pub fn run(args: &RunArgs, _global: &GlobalArgs, _io: &mut Io) -> CliResult {
+pub fn run(args: &RunArgs, global: &GlobalArgs, _io: &mut Io) -> CliResult {
     let shard = match &args.watch_label_selector {
         Some(text) => Some(controller::Shard::parse(text).map_err(CliError::Fatal)?),
         None => None,
@@ -79,6 +77,6 @@ pub fn run(args: &RunArgs, _global: &GlobalArgs, _io: &mut Io) -> CliResult {
         json_logs: args.log_format == "json",
         shard,
     };
-    controller::run(&args.cluster, opts).map_err(CliError::Fatal)?;
+    controller::run(&global.cluster, opts).map_err(CliError::Fatal)?;
     Ok(EXIT_OK)
 }

@@ -17,11 +17,14 @@ use serde_json::Value;
 use crate::api::kcm::StateManagementProvider;
 use crate::api::{Kind, Object, kinds};
 
+pub mod http;
+
 /// Page size of every list.
 pub const PAGE_SIZE: u32 = 500;
 
-/// kubectl's connection flags.
+/// kubectl's connection flags, taken before or after the subcommand.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Cluster options (live reads)")]
 pub struct ClusterArgs {
     /// Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then
     /// ~/.kube/config, then the in-cluster service account)
@@ -30,9 +33,19 @@ pub struct ClusterArgs {
     /// The kubeconfig context to use
     #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
-    /// How long to wait for one request (e.g. 30s; 0 waits forever)
-    #[arg(long, value_name = "DURATION", global = true, value_parser = crate::api::duration::flag_or_zero)]
+    /// The namespace (default: the context's)
+    #[arg(short = 'n', long, value_name = "NAMESPACE", global = true)]
+    pub namespace: Option<String>,
+    /// How long to wait for one request: seconds, or a duration (30, 30s, 1m); 0 waits forever
+    #[arg(long, value_name = "DURATION", global = true, value_parser = crate::api::duration::request_timeout)]
     pub request_timeout: Option<Duration>,
+    /// User to impersonate for the requests (e.g. the SMP's service account,
+    /// system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)
+    #[arg(long = "as", value_name = "USER", global = true)]
+    pub as_user: Option<String>,
+    /// Group to impersonate (repeat for several); needs --as
+    #[arg(long = "as-group", value_name = "GROUP", global = true)]
+    pub as_group: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,19 +82,21 @@ impl Cluster {
             .enable_all()
             .build()
             .map_err(|e| ClusterError(format!("cannot start the I/O runtime: {e}")))?;
-        let mut config = runtime.block_on(load_config(args))?;
-        if let Some(t) = args.request_timeout {
-            let t = (!t.is_zero()).then_some(t);
-            config.read_timeout = t;
-            config.write_timeout = t;
-            config.connect_timeout = t;
-        }
+        let config = runtime.block_on(load_config(args))?;
         let server = config.cluster_url.to_string();
-        let default_namespace = config.default_namespace.clone();
+        let default_namespace = args
+            .namespace
+            .clone()
+            .unwrap_or_else(|| config.default_namespace.clone());
         let client = {
             let _guard = runtime.enter();
-            Client::try_from(config)
-                .map_err(|e| ClusterError(format!("cannot create a client for {server}: {e}")))?
+            let builder = kube::client::ClientBuilder::try_from(config)
+                .map_err(|e| ClusterError(format!("cannot create a client for {server}: {e}")))?;
+            builder
+                .with_layer(&http::LogLayer {
+                    server: server.clone(),
+                })
+                .build()
         };
         Ok(Cluster {
             runtime,
@@ -134,13 +149,21 @@ impl Cluster {
     }
 
     /// A resource named like kubectl names them: `Deployment`, `deployment`, `deployments`,
-    /// optionally qualified with its group (`helmreleases.helm.toolkit.fluxcd.io`).
+    /// a short name (`deploy`, `hr`, `smp`), optionally qualified with its group
+    /// (`helmreleases.helm.toolkit.fluxcd.io`) or version and group (`deployments.v1.apps`).
     pub fn resolve(&self, name: &str) -> Option<(ApiResource, ApiCapabilities)> {
-        let (name, group) = match name.split_once('.') {
-            Some((n, g)) => (n, Some(g)),
-            None => (name, None),
+        let (resource, version, group) = kinds::split_resource_name(name);
+        // A short name of the kinds table stands for its kind (in its group).
+        let (resource, group) = match kinds::by_resource_name(resource, group) {
+            Some(k)
+                if k.short_names
+                    .contains(&resource.to_ascii_lowercase().as_str()) =>
+            {
+                (k.kind, Some(k.group))
+            }
+            _ => (resource, group),
         };
-        let lower = name.to_ascii_lowercase();
+        let lower = resource.to_ascii_lowercase();
         let discovery = self.discovery.as_ref()?;
         let mut groups: Vec<_> = discovery.groups().collect();
         // Core and built-in groups first, as kubectl prefers them for short names.
@@ -149,7 +172,11 @@ impl Cluster {
             if group.is_some_and(|want| want != g.name()) {
                 continue;
             }
-            for (ar, caps) in g.recommended_resources() {
+            let resources = match version {
+                Some(v) => g.versioned_resources(v),
+                None => g.recommended_resources(),
+            };
+            for (ar, caps) in resources {
                 if ar.kind.to_ascii_lowercase() == lower || ar.plural == lower {
                     return Some((ar, caps));
                 }
@@ -173,21 +200,23 @@ impl Cluster {
         self.list_selected(ar, caps, namespace, None)
     }
 
-    /// The objects of a kind matching a label selector, one paginated list.
+    /// Every object of a kind whose labels match `selector` (kubectl's `-l` syntax), one
+    /// paginated list; the API server does the matching.
     pub fn list_selected(
         &self,
         ar: &ApiResource,
         caps: &ApiCapabilities,
         namespace: Option<&str>,
-        label_selector: Option<&str>,
+        selector: Option<&str>,
     ) -> Result<Vec<Value>, ClusterError> {
         let api: Api<DynamicObject> = match (caps.scope.clone(), namespace) {
             (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, ar),
             _ => Api::all_with(self.client.clone(), ar),
         };
+        let selector = selector.filter(|s| !s.is_empty()).map(str::to_string);
         let items = self.paginate(&format!("list {}", ar.plural), |lp| {
             let api = api.clone();
-            let lp = match label_selector {
+            let lp = match &selector {
                 Some(s) => lp.labels(s),
                 None => lp,
             };
@@ -263,6 +292,49 @@ pub fn with_type(o: &DynamicObject, ar: &ApiResource) -> Value {
 }
 
 pub async fn load_config(args: &ClusterArgs) -> Result<Config, ClusterError> {
+    let mut config = load_kubeconfig(args).await?;
+    if let Some(t) = args.request_timeout {
+        let t = (!t.is_zero()).then_some(t);
+        config.read_timeout = t;
+        config.write_timeout = t;
+        config.connect_timeout = t;
+    }
+    impersonate(&mut config, args)?;
+    Ok(config)
+}
+
+/// `--as`/`--as-group`: the user and groups to impersonate, over the kubeconfig user's
+/// `as`/`as-groups`; kube's client sends them as Impersonate-User and Impersonate-Group
+/// headers, as kubectl does.
+fn impersonate(config: &mut Config, args: &ClusterArgs) -> Result<(), ClusterError> {
+    if let Some(user) = &args.as_user {
+        config.auth_info.impersonate = Some(user.clone());
+    }
+    if !args.as_group.is_empty() {
+        config.auth_info.impersonate_groups = Some(args.as_group.clone());
+    }
+    let user = config.auth_info.impersonate.as_deref().unwrap_or("");
+    let groups = config
+        .auth_info
+        .impersonate_groups
+        .as_deref()
+        .unwrap_or(&[]);
+    if user.is_empty() && !groups.is_empty() {
+        return Err(ClusterError(
+            "requesting groups without impersonating a user: give --as USER with --as-group".into(),
+        ));
+    }
+    for v in std::iter::once(user).chain(groups.iter().map(String::as_str)) {
+        if ::http::HeaderValue::from_str(v).is_err() {
+            return Err(ClusterError(format!(
+                "cannot impersonate {v:?}: not a valid header value"
+            )));
+        }
+    }
+    Ok(())
+}
+
+async fn load_kubeconfig(args: &ClusterArgs) -> Result<Config, ClusterError> {
     let options = KubeConfigOptions {
         context: args.context.clone(),
         ..KubeConfigOptions::default()
@@ -312,9 +384,12 @@ pub fn explain(server: &str, what: &str, e: kube::Error) -> ClusterError {
             _ => format!("cannot {what}: {} ({})", status.message, status.code),
         },
         kube::Error::HyperError(_) | kube::Error::Service(_) => {
-            format!(
-                "cannot reach the API server at {server} to {what}: {e} — check the context (`kubectl config current-context`) and that the cluster is up"
-            )
+            match http::transport_failure(server, &e, None) {
+                Some(m) => m,
+                None => format!(
+                    "cannot reach the API server at {server} to {what}: {e} — check the context (`kubectl config current-context`) and that the cluster is up"
+                ),
+            }
         }
         _ => format!("cannot {what} at {server}: {e}"),
     };

@@ -81,7 +81,7 @@ pub struct Shard {
 
 impl Shard {
     pub fn parse(text: &str) -> Result<Shard, String> {
-        let selector = Selector::parse_str(text)
+        let selector = Selector::parse_string(text)
             .map_err(|e| format!("invalid --watch-label-selector: {e}"))?;
         Ok(Shard {
             text: text.to_string(),

@@ -11,7 +11,8 @@
 //!   ClusterSummary) mapped to a service state.
 //! - [`profile`]: the Sveltos Profile kcm's own adapter writes for a ServiceSet of its
 //!   default provider; [`provider`]: which translation a provider gets, in one place.
-//! - [`doctor`]: the diagnosis of a snapshot, from provider to source.
+//! - [`doctor`]: the diagnosis of a snapshot, from provider to source; [`drift`]: rendered
+//!   objects against live ones (`diff`).
 //! - [`codes`]: the registry of every KSM code; [`objects`]: objects loaded from sources.
 
 pub mod adapter;
@@ -20,6 +21,7 @@ pub mod codes;
 pub mod crds;
 pub mod derive;
 pub mod doctor;
+pub mod drift;
 pub mod lint;
 pub mod objects;
 pub mod profile;

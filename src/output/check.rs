@@ -34,7 +34,15 @@ pub fn json(
             })
         })
         .collect();
-    serde_json::to_writer_pretty(&mut *out, &arr)?;
+    let ready = checks.iter().filter(|c| c.ready).count();
+    let report = super::envelope(
+        "CheckReport",
+        json!({
+            "providers": arr,
+            "summary": {"providers": checks.len(), "ready": ready, "notReady": checks.len() - ready},
+        }),
+    );
+    serde_json::to_writer_pretty(&mut *out, &report)?;
     writeln!(out)
 }
 

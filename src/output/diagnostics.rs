@@ -16,6 +16,7 @@ use crate::diag::{Diagnostic, Severity, Source};
 
 /// Totals of a lint run.
 #[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Summary {
     pub files: usize,
     pub documents: usize,
@@ -23,8 +24,12 @@ pub struct Summary {
     pub objects: usize,
     pub errors: usize,
     pub warnings: usize,
+    /// Notes: files not linted and why (a Helm template, not Kubernetes YAML).
+    pub notes: usize,
     /// Objects of kinds lint does not check.
     pub skipped: usize,
+    /// Findings silenced by an inline suppression or the configuration.
+    pub suppressed: usize,
 }
 
 impl Summary {
@@ -33,28 +38,29 @@ impl Summary {
             match d.severity {
                 Severity::Error => self.errors += 1,
                 Severity::Warning => self.warnings += 1,
-                Severity::Info => {}
+                Severity::Info => self.notes += 1,
             }
         }
     }
 
-    /// `2 files, 3 documents: 1 error, 2 warnings, 1 skipped`
+    /// `2 files, 3 documents: 1 error, 2 warnings, 1 skipped` (then notes and suppressed
+    /// findings, when there are any)
     pub fn line(&self) -> String {
-        let plural = |n: usize, word: &str| {
-            if n == 1 {
-                format!("{n} {word}")
-            } else {
-                format!("{n} {word}s")
-            }
-        };
-        format!(
+        let mut line = format!(
             "{}, {}: {}, {}, {} skipped",
-            plural(self.files, "file"),
-            plural(self.documents, "document"),
-            plural(self.errors, "error"),
-            plural(self.warnings, "warning"),
+            super::count(self.files, "file"),
+            super::count(self.documents, "document"),
+            super::count(self.errors, "error"),
+            super::count(self.warnings, "warning"),
             self.skipped
-        )
+        );
+        if self.notes > 0 {
+            line.push_str(&format!(", {}", super::count(self.notes, "note")));
+        }
+        if self.suppressed > 0 {
+            line.push_str(&format!(", {} suppressed", self.suppressed));
+        }
+        line
     }
 }
 
@@ -175,13 +181,23 @@ impl miette::Diagnostic for Report<'_> {
 
 /// Renders diagnostics for people: source excerpts with labels, help, and the file position.
 pub fn human(out: &mut dyn Write, diags: &[Diagnostic], color: bool) -> io::Result<()> {
+    human_width(out, diags, color, super::DEFAULT_WIDTH)
+}
+
+/// [`human`], laid out for `width` columns (the terminal's).
+pub fn human_width(
+    out: &mut dyn Write,
+    diags: &[Diagnostic],
+    color: bool,
+    width: usize,
+) -> io::Result<()> {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
         GraphicalTheme::unicode_nocolor()
     };
     let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
+        .with_width(width)
         .with_links(false);
     for d in diags {
         // A diagnostic without a position names its file in the message.
@@ -248,12 +264,13 @@ fn diagnostic_json(d: &Diagnostic) -> Value {
 
 /// The versioned JSON report of a lint run.
 pub fn json_report(out: &mut dyn Write, diags: &[Diagnostic], summary: &Summary) -> io::Result<()> {
-    let report = json!({
-        "version": 1,
-        "tool": {"name": "kubectl-ksm", "version": env!("CARGO_PKG_VERSION")},
-        "diagnostics": diags.iter().map(diagnostic_json).collect::<Vec<_>>(),
-        "summary": summary,
-    });
+    let report = super::envelope(
+        "LintReport",
+        json!({
+            "diagnostics": diags.iter().map(diagnostic_json).collect::<Vec<_>>(),
+            "summary": summary,
+        }),
+    );
     serde_json::to_writer_pretty(&mut *out, &report)?;
     writeln!(out)
 }
@@ -426,10 +443,20 @@ mod tests {
             errors: 1,
             warnings: 0,
             skipped: 3,
+            ..Summary::default()
         };
         assert_eq!(
             s.line(),
             "1 file, 2 documents: 1 error, 0 warnings, 3 skipped"
+        );
+        let s = Summary {
+            notes: 1,
+            suppressed: 2,
+            ..s
+        };
+        assert_eq!(
+            s.line(),
+            "1 file, 2 documents: 1 error, 0 warnings, 3 skipped, 1 note, 2 suppressed"
         );
     }
 }

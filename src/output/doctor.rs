@@ -72,11 +72,13 @@ pub fn report_json(r: &Report) -> Value {
                 .collect();
             json!({"namespace": v.service_set.namespace, "name": v.service_set.name,
                 "provider": v.provider, "translation": v.translation, "status": status,
-                "healthy_services": healthy, "findings": v.findings, "services": services})
+                "healthyServices": healthy, "findings": v.findings, "services": services})
         })
         .collect();
-    json!({"version": r.version, "findings": findings, "summary": r.summary,
-        "service_sets": sets})
+    super::envelope(
+        "DoctorReport",
+        json!({"findings": findings, "summary": r.summary, "serviceSets": sets}),
+    )
 }
 
 pub fn json(out: &mut dyn Write, r: &Report) -> io::Result<()> {
@@ -207,21 +209,19 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
         }
         writeln!(out)?;
     }
-    let n = |count: usize, word: &str| {
-        if count == 1 {
-            format!("{count} {word}")
-        } else {
-            format!("{count} {word}s")
-        }
-    };
-    writeln!(
-        out,
+    writeln!(out, "{}", summary_line(r))
+}
+
+/// `2 ServiceSets, 3 services: 2 healthy; 1 error, 0 warnings`
+pub fn summary_line(r: &Report) -> String {
+    use super::count;
+    format!(
         "{}, {}: {} healthy; {}, {}",
-        n(r.summary.service_sets, "ServiceSet"),
-        n(r.summary.services, "service"),
+        count(r.summary.service_sets, "ServiceSet"),
+        count(r.summary.services, "service"),
         r.summary.healthy_services,
-        n(r.summary.errors, "error"),
-        n(r.summary.warnings, "warning")
+        count(r.summary.errors, "error"),
+        count(r.summary.warnings, "warning")
     )
 }
 

@@ -13,9 +13,19 @@ pub struct Result {
     pub outcome: RuleOutcome,
 }
 
+/// A CEL value as shown in an explanation: booleans as JSON booleans, anything else as its
+/// CEL text (`'abc'`, `3`, `[1, 2]`).
+fn value_json(text: &str) -> Value {
+    match text {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        _ => Value::String(text.to_string()),
+    }
+}
+
 pub fn clause_json(c: &Clause) -> Value {
     let (value, error) = match &c.value {
-        Ok(v) => (Value::String(v.clone()), Value::Null),
+        Ok(v) => (value_json(v), Value::Null),
         Err(e) => (Value::Null, Value::String(e.clone())),
     };
     json!({
@@ -25,7 +35,7 @@ pub fn clause_json(c: &Clause) -> Value {
         "value": value,
         "error": error,
         "operands": c.operands.iter().map(|(text, v)| match v {
-            Ok(v) => json!({"text": text, "value": v, "error": null}),
+            Ok(v) => json!({"text": text, "value": value_json(v), "error": null}),
             Err(e) => json!({"text": text, "value": null, "error": e}),
         }).collect::<Vec<_>>(),
     })
@@ -39,8 +49,9 @@ pub fn outcome_json(o: &RuleOutcome) -> Value {
     })
 }
 
-/// `-o json`: one element per object, in input order.
-pub fn json(out: &mut dyn Write, results: &[Result]) -> io::Result<()> {
+/// `-o json`: the rule, one result per object in input order, and the counts.
+pub fn json(out: &mut dyn Write, rule: &str, results: &[Result]) -> io::Result<()> {
+    let (t, f, e) = counts(results);
     let arr: Vec<Value> = results
         .iter()
         .map(|r| {
@@ -51,8 +62,29 @@ pub fn json(out: &mut dyn Write, results: &[Result]) -> io::Result<()> {
             v
         })
         .collect();
-    serde_json::to_writer_pretty(&mut *out, &arr)?;
+    let report = super::envelope(
+        "EvalReport",
+        json!({
+            "rule": rule,
+            "results": arr,
+            "summary": {"objects": results.len(), "true": t, "false": f, "failed": e},
+        }),
+    );
+    serde_json::to_writer_pretty(&mut *out, &report)?;
     writeln!(out)
+}
+
+/// (true, false, failed) results.
+fn counts(results: &[Result]) -> (usize, usize, usize) {
+    let t = results
+        .iter()
+        .filter(|r| r.outcome.result == Some(true))
+        .count();
+    let f = results
+        .iter()
+        .filter(|r| r.outcome.result == Some(false))
+        .count();
+    (t, f, results.len() - t - f)
 }
 
 pub struct Paint {
@@ -168,19 +200,11 @@ pub fn human(out: &mut dyn Write, rule: &str, results: &[Result], color: bool) -
         )?;
         explanation(out, &r.outcome.explanation, 2, &p)?;
     }
-    let t = results
-        .iter()
-        .filter(|r| r.outcome.result == Some(true))
-        .count();
-    let f = results
-        .iter()
-        .filter(|r| r.outcome.result == Some(false))
-        .count();
-    let e = results.len() - t - f;
+    let (t, f, e) = counts(results);
     writeln!(
         out,
-        "{} objects: {t} true, {f} false, {e} failed",
-        results.len()
+        "{}: {t} true, {f} false, {e} failed",
+        super::count(results.len(), "object")
     )
 }
 

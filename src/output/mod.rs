@@ -1,4 +1,8 @@
 //! Renderers: one per output format, each writing into a passed-in `&mut dyn Write`.
+//!
+//! Every JSON (and YAML) report is a versioned envelope with one key style, camelCase as
+//! Kubernetes writes its objects: `{"kind": "LintReport", "version": 1, "tool": {...}, ...}`.
+//! `render -o json` is the exception by nature: a Kubernetes `List` of the rendered objects.
 
 pub mod check;
 pub mod diagnostics;
@@ -6,3 +10,73 @@ pub mod doctor;
 pub mod eval;
 pub mod render;
 pub mod yaml;
+
+use serde_json::{Map, Value, json};
+
+/// Width of human output when the terminal's is unknown (a pipe, a file).
+pub const DEFAULT_WIDTH: usize = 100;
+
+/// The version of every report's shape; it changes only when a key is renamed or removed.
+pub const REPORT_VERSION: u32 = 1;
+
+/// A report: `kind`, `version` and `tool`, then the report's own keys in their order.
+pub fn envelope(kind: &str, body: Value) -> Value {
+    let mut m = Map::new();
+    m.insert("kind".into(), kind.into());
+    m.insert("version".into(), REPORT_VERSION.into());
+    m.insert(
+        "tool".into(),
+        json!({"name": "kubectl-ksm", "version": env!("CARGO_PKG_VERSION")}),
+    );
+    if let Value::Object(b) = body {
+        m.extend(b);
+    }
+    Value::Object(m)
+}
+
+/// `1 object`, `2 objects`: a count with its noun, singular or plural as English wants.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {}", plural(noun))
+    }
+}
+
+/// The plural of a noun of this tool's output (`ServiceSet` → `ServiceSets`,
+/// `dependency` → `dependencies`, `match` → `matches`).
+pub fn plural(noun: &str) -> String {
+    if let Some(stem) = noun.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'o', 'u'])
+    {
+        return format!("{stem}ies");
+    }
+    if noun.ends_with("ss") || noun.ends_with("sh") || noun.ends_with("ch") || noun.ends_with('x') {
+        return format!("{noun}es");
+    }
+    format!("{noun}s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_plurals() {
+        assert_eq!(count(1, "object"), "1 object");
+        assert_eq!(count(0, "object"), "0 objects");
+        assert_eq!(count(2, "ServiceSet"), "2 ServiceSets");
+        assert_eq!(count(3, "dependency"), "3 dependencies");
+        assert_eq!(count(2, "key"), "2 keys");
+        assert_eq!(count(2, "match"), "2 matches");
+        assert_eq!(count(1, "error"), "1 error");
+    }
+
+    #[test]
+    fn envelopes_lead_with_kind_and_version() {
+        let v = envelope("LintReport", json!({"summary": {"errors": 0}}));
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["kind", "version", "tool", "summary"]);
+        assert_eq!(v["version"], 1);
+    }
+}

@@ -175,6 +175,9 @@ struct Req {
     content_type: String,
     accept: String,
     user_agent: Option<String>,
+    /// Impersonate-User and Impersonate-Group headers (recorded, not enforced).
+    impersonate_user: Option<String>,
+    impersonate_groups: Vec<String>,
     body: Bytes,
 }
 
@@ -204,6 +207,17 @@ async fn handle(
         content_type: h(CONTENT_TYPE).unwrap_or_default(),
         accept: h(hyper::header::ACCEPT).unwrap_or_default(),
         user_agent: h(hyper::header::USER_AGENT),
+        impersonate_user: parts
+            .headers
+            .get("impersonate-user")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        impersonate_groups: parts
+            .headers
+            .get_all("impersonate-group")
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect(),
         body,
     };
     let watch = matches!(r.query.get("watch").map(String::as_str), Some("true" | "1"));
@@ -369,6 +383,8 @@ fn log(shared: &Shared, r: &Req, raw_query: &str, info: &Info, status: u16) {
         name: info.name.clone(),
         status,
         user_agent: r.user_agent.clone(),
+        impersonate_user: r.impersonate_user.clone(),
+        impersonate_groups: r.impersonate_groups.clone(),
         content_type: (!r.content_type.is_empty()).then(|| r.content_type.clone()),
         time: SystemTime::now(),
     };

@@ -61,6 +61,10 @@ pub struct RequestRecord {
     /// The status code answered (200 for a watch that started).
     pub status: u16,
     pub user_agent: Option<String>,
+    /// The Impersonate-User header (`kubectl --as`), recorded, not enforced.
+    pub impersonate_user: Option<String>,
+    /// The Impersonate-Group headers (`kubectl --as-group`).
+    pub impersonate_groups: Vec<String>,
     pub content_type: Option<String>,
     pub time: SystemTime,
 }

@@ -51,6 +51,7 @@ impl From<Finding> for Diagnostic {
 
 /// One service as doctor sees it (for the tree).
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ServiceView {
     pub name: String,
     pub namespace: String,
@@ -65,6 +66,7 @@ pub struct ServiceView {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ServiceSetView {
     pub service_set: ObjectId,
     pub provider: String,
@@ -76,6 +78,7 @@ pub struct ServiceSetView {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Summary {
     pub service_sets: usize,
     pub services: usize,

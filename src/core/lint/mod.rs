@@ -5,6 +5,7 @@
 //! semantics). Readiness rules are compiled once per object and shared by the rule checks.
 
 pub mod rules;
+pub mod suppress;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -78,14 +79,31 @@ impl Target {
 }
 
 /// Settings shared by every object of a run.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Linter {
     pub cel_limits: cel::Limits,
     pub yaml_limits: yaml::Limits,
+    /// The severity of template placeholders (KSM402); None ignores them.
+    pub placeholders: Option<crate::diag::Severity>,
+    /// Codes the lint configuration disables.
+    pub disabled: Vec<&'static str>,
     /// Compile results by rule text (compiled under `cel_limits`).
     pub(crate) compiled: Memo<String, Rc<CompileResult>>,
     /// KSM204 findings by rule text, target apiVersion and kind.
     pub(crate) unguarded: Memo<(String, String, String), Rc<Vec<rules::Unguarded>>>,
+}
+
+impl Default for Linter {
+    fn default() -> Self {
+        Linter {
+            cel_limits: cel::Limits::default(),
+            yaml_limits: yaml::Limits::default(),
+            placeholders: Some(crate::diag::Severity::Warning),
+            disabled: Vec::new(),
+            compiled: Memo::default(),
+            unguarded: Memo::default(),
+        }
+    }
 }
 
 /// A bounded memo of a deterministic function's results: SMPs repeat their rules (the
@@ -242,30 +260,75 @@ pub struct SourceReport {
     pub diagnostics: Vec<Diagnostic>,
     /// The source could not be read to its end (syntax error): exit code 2.
     pub unreadable: bool,
+    /// Names of the StateManagementProviders in the source, and the provider names its other
+    /// objects reference: checked across every input by [`provider_findings`].
+    pub smps: Vec<String>,
+    pub provider_refs: Vec<rules::provider_name::ProviderRef>,
+    /// Findings silenced by the configuration or an inline suppression.
+    pub suppressed: usize,
+}
+
+/// "did you mean" for provider names no SMP of the inputs has (KSM406), from the SMPs and
+/// provider references of every source of a run.
+pub fn provider_findings(reports: &[&SourceReport]) -> Vec<Diagnostic> {
+    let smps: Vec<String> = reports
+        .iter()
+        .flat_map(|r| r.smps.iter().cloned())
+        .collect();
+    let refs: Vec<_> = reports
+        .iter()
+        .flat_map(|r| r.provider_refs.iter().cloned())
+        .collect();
+    rules::provider_name::check(&smps, &refs)
 }
 
 /// Lints every object of a source, one document at a time (memory is bounded by the largest
 /// document, not the file).
 pub fn lint_source(source: &Arc<Source>, linter: &Linter) -> SourceReport {
+    let mut report = lint_source_unsuppressed(source, linter);
+    report.suppressed = suppress::apply(source, &linter.disabled, &mut report.diagnostics);
+    crate::diag::sort_by_position(&mut report.diagnostics);
+    report
+}
+
+fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceReport {
     let mut report = SourceReport::default();
+    if let Some(note) = rules::repository::helm_template(source) {
+        report.skipped = 1;
+        report.diagnostics.push(note);
+        return report;
+    }
     let mut diagnostics = Vec::new();
-    let loaded =
-        objects::for_each_object(
-            source,
-            &linter.yaml_limits,
-            true,
-            &mut |object| match lint_object(&object, linter) {
-                Some(diags) => {
-                    report.linted += 1;
-                    diagnostics.extend(diags);
-                }
-                None => report.skipped += 1,
-            },
-        );
+    let (mut smps, mut provider_refs) = (Vec::new(), Vec::new());
+    let loaded = objects::for_each_object(source, &linter.yaml_limits, true, &mut |object| {
+        rules::provider_name::collect(&object, &mut smps, &mut provider_refs);
+        match lint_object(&object, linter) {
+            Some(diags) => {
+                report.linted += 1;
+                diagnostics.extend(diags);
+            }
+            None => report.skipped += 1,
+        }
+    });
+    report.smps = smps;
+    report.provider_refs = provider_refs;
     report.documents = loaded.documents;
     report.unreadable = loaded.syntax_error;
     report.diagnostics = loaded.diagnostics;
     report.diagnostics.extend(diagnostics);
+    let nothing_but_non_objects = report.linted + report.skipped == 0
+        && !report.unreadable
+        && report
+            .diagnostics
+            .iter()
+            .all(|d| d.code == objects::CODE_NOT_OBJECT);
+    if nothing_but_non_objects
+        && !report.diagnostics.is_empty()
+        && let Some(note) = rules::repository::not_kubernetes(source)
+    {
+        report.skipped = report.documents;
+        report.diagnostics = vec![note];
+    }
     crate::diag::sort_by_position(&mut report.diagnostics);
     report
 }
@@ -277,7 +340,10 @@ pub fn lint_object(object: &LoadedObject, linter: &Linter) -> Option<Vec<Diagnos
         rules::health_rules::check(object, &mut out);
         return Some(out);
     }
-    let target = Target::of(&object.json)?;
+    let Some(target) = Target::of(&object.json) else {
+        // Not a kind lint checks; unless it is one misspelled.
+        return rules::kind_typo::check(object).map(|d| vec![d]);
+    };
     let ctx = Context {
         object,
         target,

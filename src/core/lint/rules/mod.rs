@@ -6,9 +6,14 @@ mod crd_resource_name;
 mod duplicate_provisioner;
 mod empty_rule;
 pub mod health_rules;
+pub mod kind_typo;
 mod load;
 mod missing_namespace;
+mod name;
+pub mod placeholder;
+pub mod provider_name;
 mod provisioner_crd;
+pub mod repository;
 mod rule_not_bool;
 mod rule_syntax;
 mod rule_type;
@@ -49,11 +54,20 @@ pub static ALL: &[&RuleInfo] = &[
     &health_rules::SCOPE,
     &health_rules::IGNORED_KEY,
     &health_rules::EMPTY_EXPRESSION,
+    &name::INFO,
+    &placeholder::INFO,
+    &kind_typo::INFO,
+    &repository::HELM_TEMPLATE,
+    &repository::NOT_KUBERNETES,
+    &provider_name::INFO,
+    &crate::core::lint::suppress::NO_REASON,
 ];
 
 /// Runs every check that applies to the object's kind.
 pub fn check_all(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    let first = out.len();
     schema::check(ctx, out);
+    name::check(ctx, out);
     if ctx.target == Target::StateManagementProvider {
         rule_syntax::check(ctx, out);
         rule_type::check(ctx, out);
@@ -67,6 +81,7 @@ pub fn check_all(ctx: &Context, out: &mut Vec<Diagnostic>) {
         crd_resource_name::check(ctx, out);
         duplicate_provisioner::check(ctx, out);
     }
+    placeholder::check(ctx, out, first);
 }
 
 #[cfg(test)]

@@ -287,7 +287,7 @@ fn closest_known_field(ctx: &Context, path: &[PathSeg]) -> Option<String> {
     ))
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
