@@ -9,11 +9,14 @@
 //! as a separate process. Settings (environment):
 //!
 //! - `KSM_BENCH_SETS` (default 1000): ServiceSets.
+//! - `KSM_BENCH_SERVICES` (3 or 5, default 3): services per ServiceSet (the 4th and 5th are
+//!   a second HelmRelease and a second Kustomization of the same templates).
 //! - `KSM_BENCH_STEADY_SECS` (default 60): the steady-state window.
 //! - `KSM_BENCH_CONCURRENCY` (default 8): the adapter's `--concurrency`.
 //! - `KSM_BENCH_VERBOSE`: print the steady-state requests by verb, resource and code.
 //! - `KSM_BENCH_LOG`: the adapter's `KSM_LOG` (default `warn`).
 //! - `KSM_BENCH_KEEP_LOG`: a path to copy the adapter's log (warnings and errors) to.
+//! - `KSM_BENCH_BIN`: the adapter binary to run instead of building the release one.
 //! - `KSM_BENCH_WRAP`: a program to run the adapter under, e.g. `heaptrack` (the RSS figure is
 //!   then the wrapper's).
 //!
@@ -46,8 +49,9 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// The namespace, the provider (ready), three templates and `sets` ServiceSets.
-fn seed(sets: usize) -> Vec<Value> {
+/// The namespace, the provider (ready), three templates and `sets` ServiceSets of `services`
+/// services each (3 or 5).
+fn seed(sets: usize, services: usize) -> Vec<Value> {
     let mut out = vec![
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
         json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "StateManagementProvider",
@@ -81,15 +85,22 @@ fn seed(sets: usize) -> Vec<Value> {
         );
     }
     for i in 0..sets {
-        out.push(json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceSet",
-            "metadata": {"name": format!("cluster-{i:04}"), "namespace": NS,
+        let mut list = vec![
+            json!({"name": "ingress-nginx", "namespace": "ingress-nginx", "template": "ingress-nginx-4-13-0",
+                "values": format!("controller:\n  replicaCount: {}\n", 1 + i % 3)}),
+            json!({"name": "cert-manager", "namespace": "cert-manager", "template": "cert-manager-1-18-2"}),
+            json!({"name": "policies", "namespace": "kyverno", "template": "policies-1-0-0"}),
+            json!({"name": "cert-manager-b", "namespace": "cert-manager-b", "template": "cert-manager-1-18-2"}),
+            json!({"name": "policies-b", "namespace": "kyverno-b", "template": "policies-1-0-0"}),
+        ];
+        list.truncate(services);
+        out.push(
+            json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceSet",
+            "metadata": {"name": format!("cluster-{i:05}"), "namespace": NS,
                 "labels": {"ksm.k0rdent.mirantis.com/adapter": "kubectl-ksm"}},
-            "spec": {"cluster": format!("cluster-{i:04}"), "provider": {"name": "ksm-flux"},
-                "services": [
-                    {"name": "ingress-nginx", "namespace": "ingress-nginx", "template": "ingress-nginx-4-13-0",
-                     "values": format!("controller:\n  replicaCount: {}\n", 1 + i % 3)},
-                    {"name": "cert-manager", "namespace": "cert-manager", "template": "cert-manager-1-18-2"},
-                    {"name": "policies", "namespace": "kyverno", "template": "policies-1-0-0"}]}}));
+            "spec": {"cluster": format!("cluster-{i:05}"), "provider": {"name": "ksm-flux"},
+                "services": list}}),
+        );
     }
     out
 }
@@ -105,6 +116,9 @@ fn server(seed: &[Value]) -> FakeApiServer {
 }
 
 fn build_release() -> PathBuf {
+    if let Some(bin) = std::env::var_os("KSM_BENCH_BIN") {
+        return PathBuf::from(bin);
+    }
     let status = Command::new(env!("CARGO"))
         .args(["build", "--release", "--bin", "kubectl-ksm"])
         .current_dir(root())
@@ -128,16 +142,16 @@ fn write_count(server: &FakeApiServer) -> (usize, usize) {
     (writes.len(), failed)
 }
 
-fn converged(server: &FakeApiServer, sets: usize) -> bool {
+fn converged(server: &FakeApiServer, sets: usize, services: usize) -> bool {
     let all = |_: &Value| true;
     let flux = server.count("helm.toolkit.fluxcd.io/v2", "HelmRelease", all)
         + server.count("kustomize.toolkit.fluxcd.io/v1", "Kustomization", all);
-    flux == sets * 3
+    flux == sets * services
         && server.count("k0rdent.mirantis.com/v1beta1", "ServiceSet", |x| {
             x.pointer("/metadata/finalizers").is_some()
                 && x.pointer("/status/services")
                     .and_then(Value::as_array)
-                    .is_some_and(|a| a.len() == 3)
+                    .is_some_and(|a| a.len() == services)
         }) == sets
 }
 
@@ -162,7 +176,7 @@ struct AdapterRun {
     steady_rss_kib: u64,
 }
 
-fn run_adapter(bin: &Path, seed: &[Value], sets: usize) -> AdapterRun {
+fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> AdapterRun {
     let server = server(seed);
     let dir = std::env::temp_dir().join(format!("ksm-bench-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -200,7 +214,7 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize) -> AdapterRun {
         .stderr(std::fs::File::create(dir.join("adapter.log")).unwrap())
         .spawn()
         .expect("start the adapter");
-    while !converged(&server, sets) {
+    while !converged(&server, sets, services) {
         assert!(
             started.elapsed() < Duration::from_secs(600),
             "not converged after 10 minutes; see {}",
@@ -212,6 +226,9 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize) -> AdapterRun {
     // Writes may still be in flight for the last sets: let them land.
     std::thread::sleep(Duration::from_secs(2));
     let (writes, failed) = write_count(&server);
+    if std::env::var_os("KSM_BENCH_VERBOSE").is_some() {
+        print_first_conflicts(&server);
+    }
 
     server.clear_requests();
     let steady = Duration::from_secs(env_usize("KSM_BENCH_STEADY_SECS", 60) as u64);
@@ -252,9 +269,77 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize) -> AdapterRun {
     }
 }
 
+/// The requests on the first ServiceSets whose writes were answered 409, in order: who wrote
+/// in between, and which version each write was made against.
+fn print_first_conflicts(server: &FakeApiServer) {
+    let reqs = server.requests();
+    let mut shown = Vec::new();
+    for r in &reqs {
+        if r.status == 409 && r.resource.as_deref() == Some("servicesets") {
+            let name = r.name.clone().unwrap_or_default();
+            if !shown.contains(&name) {
+                shown.push(name);
+            }
+        }
+        if shown.len() >= 3 {
+            break;
+        }
+    }
+    let t0 = reqs.first().map(|r| r.time);
+    let at = |r: &fakeapi::RequestRecord| {
+        t0.and_then(|t| r.time.duration_since(t).ok())
+            .unwrap_or_default()
+            .as_secs_f64()
+    };
+    // The adapter's lists and watches (a watch is logged when it ends), and the writes per
+    // second: when the caches were filled, and whether the writes ever stalled.
+    for r in reqs
+        .iter()
+        .filter(|r| matches!(r.verb.as_str(), "list" | "watch"))
+    {
+        eprintln!(
+            "  {:>9.3}s {} {} {} {}",
+            at(r),
+            r.verb,
+            r.resource.as_deref().unwrap_or(""),
+            r.status,
+            r.query
+        );
+    }
+    let mut per_sec: std::collections::BTreeMap<u64, (usize, usize)> = Default::default();
+    for r in &reqs {
+        let e = per_sec.entry(at(r) as u64).or_default();
+        if ["create", "update", "patch", "delete"].contains(&r.verb.as_str()) {
+            e.0 += 1;
+        } else {
+            e.1 += 1;
+        }
+    }
+    eprintln!("second: writes, other requests: {per_sec:?}");
+    for name in shown {
+        eprintln!("requests on ServiceSet {name}:");
+        for r in reqs
+            .iter()
+            .filter(|r| r.name.as_deref() == Some(name.as_str()))
+        {
+            let at = t0
+                .and_then(|t| r.time.duration_since(t).ok())
+                .unwrap_or_default();
+            eprintln!(
+                "  {:>9.3}s {} {:?} {} {}",
+                at.as_secs_f64(),
+                r.verb,
+                r.subresource,
+                r.status,
+                r.query
+            );
+        }
+    }
+}
+
 /// The same writes, back to back, by a plain client: per ServiceSet the finalizer patch, the
 /// server-side applies of what render gives, and the status patch the adapter writes.
-fn run_plain(seed: &[Value]) -> (Duration, usize) {
+fn run_plain(seed: &[Value], services: usize) -> (Duration, usize) {
     let server = server(seed);
     let base = server.url();
     let sets = server.list("k0rdent.mirantis.com/v1beta1", "ServiceSet");
@@ -309,7 +394,7 @@ fn run_plain(seed: &[Value]) -> (Duration, usize) {
             "application/merge-patch+json",
             json!({"status": plan.status}).to_string(),
         ));
-        assert_eq!(plan.apply.len(), 3);
+        assert_eq!(plan.apply.len(), services);
     }
     server.clear_requests();
     let agent = ureq::Agent::new_with_defaults();
@@ -332,15 +417,19 @@ fn run_plain(seed: &[Value]) -> (Duration, usize) {
 fn main() {
     // `cargo bench` passes --bench; nothing else is taken.
     let sets = env_usize("KSM_BENCH_SETS", 1000);
+    let services = env_usize("KSM_BENCH_SERVICES", 3).clamp(3, 5);
     let bin = build_release();
-    let seed = seed(sets);
-    eprintln!("seeded {sets} ServiceSets x 3 services");
+    let seed = seed(sets, services);
+    eprintln!("seeded {sets} ServiceSets x {services} services");
 
-    let (plain_wall, plain_writes) = run_plain(&seed);
-    let run = run_adapter(&bin, &seed, sets);
+    let (plain_wall, plain_writes) = run_plain(&seed, services);
+    let run = run_adapter(&bin, &seed, sets, services);
 
     let per_min = run.steady_writes as f64 * 60.0 / run.steady.as_secs_f64();
-    println!("kubectl ksm run, {sets} ServiceSets x 3 services, empty -> converged");
+    println!(
+        "kubectl ksm run, {sets} ServiceSets x {services} services, --concurrency {}, empty -> converged",
+        env_usize("KSM_BENCH_CONCURRENCY", 8)
+    );
     println!(
         "  adapter:       {:>8.2} s   {:>6} writes ({} answered with an error and retried)",
         run.wall.as_secs_f64(),

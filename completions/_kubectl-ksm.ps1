@@ -210,6 +210,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('--source-timeout', '--source-timeout', [CompletionResultType]::ParameterName, 'How long a service may wait on a failing source (or a transient error) before it counts as Failed')
             [CompletionResult]::new('--resync', '--resync', [CompletionResultType]::ParameterName, 'Reconcile every ServiceSet at least this often, changes or not (0: only on changes)')
             [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'ServiceSets reconciled at the same time')
+            [CompletionResult]::new('--watch-label-selector', '--watch-label-selector', [CompletionResultType]::ParameterName, 'Reconcile only the ServiceSets whose labels match (a shard, e.g. ''sharding.fluxcd.io/key in (shard1)''; the replica for the rest: ''!sharding.fluxcd.io/key''). The default Lease name then carries a hash of the selector: one leader per shard')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Log format')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log level, as kubectl''s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers')

@@ -784,7 +784,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__run)
-            opts="-v -n -h -V --provider --leader-elect --leader-election-namespace --leader-election-id --bind-address --source-timeout --resync --concurrency --log-format --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            opts="-v -n -h -V --provider --leader-elect --leader-election-namespace --leader-election-id --bind-address --source-timeout --resync --concurrency --watch-label-selector --log-format --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -815,6 +815,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --watch-label-selector)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

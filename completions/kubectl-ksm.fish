@@ -180,6 +180,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l bind-add
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l source-timeout -d 'How long a service may wait on a failing source (or a transient error) before it counts as Failed' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l resync -d 'Reconcile every ServiceSet at least this often, changes or not (0: only on changes)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l concurrency -d 'ServiceSets reconciled at the same time' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l watch-label-selector -d 'Reconcile only the ServiceSets whose labels match (a shard, e.g. \'sharding.fluxcd.io/key in (shard1)\'; the replica for the rest: \'!sharding.fluxcd.io/key\'). The default Lease name then carries a hash of the selector: one leader per shard' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l log-format -d 'Log format' -r -f -a "json\t''
 text\t''"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''

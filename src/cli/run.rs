@@ -50,12 +50,21 @@ pub struct RunArgs {
     /// ServiceSets reconciled at the same time
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: u16,
+    /// Reconcile only the ServiceSets whose labels match (a shard, e.g.
+    /// 'sharding.fluxcd.io/key in (shard1)'; the replica for the rest: '!sharding.fluxcd.io/key').
+    /// The default Lease name then carries a hash of the selector: one leader per shard
+    #[arg(long, value_name = "SELECTOR")]
+    pub watch_label_selector: Option<String>,
     /// Log format
     #[arg(long, value_name = "FORMAT", default_value = "json", value_parser = ["json", "text"])]
     pub log_format: String,
 }
 
 pub fn run(args: &RunArgs, global: &GlobalArgs, _io: &mut Io) -> CliResult {
+    let shard = match &args.watch_label_selector {
+        Some(text) => Some(controller::Shard::parse(text).map_err(CliError::Fatal)?),
+        None => None,
+    };
     let opts = Options {
         provider: args.provider.clone(),
         leader_elect: args.leader_elect,
@@ -66,6 +75,7 @@ pub fn run(args: &RunArgs, global: &GlobalArgs, _io: &mut Io) -> CliResult {
         resync: args.resync,
         concurrency: args.concurrency,
         json_logs: args.log_format == "json",
+        shard,
     };
     controller::run(&global.cluster, opts).map_err(CliError::Fatal)?;
     Ok(EXIT_OK)

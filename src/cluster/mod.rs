@@ -648,8 +648,11 @@ impl Cluster {
             )?;
             self.discovery = Some(d);
         }
+        // At the version the reference names, as kcm's REST mapping reads it (not the
+        // group's preferred version: a v1beta1 reference to a CRD that prefers v1 is read at
+        // v1beta1, and one at a version no longer served is not found).
         for (api_version, kind, ns, name) in refs {
-            let Some((ar, caps)) = self.resource(kinds::group_of(&api_version), &kind) else {
+            let Some((ar, caps)) = self.resource_at(&api_version, &kind) else {
                 continue;
             };
             if let Some(o) = self.get(&ar, &caps, &ns, &name)? {

@@ -28,7 +28,14 @@ fn sets(ctx: &Ctx, ns: &str) -> Api<DynamicObject> {
 }
 
 /// Carries `plan` out for `set`.
-pub async fn apply(ctx: &Ctx, set: &Value, plan: &Plan) -> Result<Applied, ReconcileError> {
+/// `live` are the Flux objects the plan was made from (their versions are what each apply
+/// was made from).
+pub async fn apply(
+    ctx: &Ctx,
+    set: &Value,
+    plan: &Plan,
+    live: &[Value],
+) -> Result<Applied, ReconcileError> {
     let meta = Object(set);
     let (name, ns) = (meta.name(), meta.namespace());
     let who = format!("{ns}/{name}");
@@ -38,6 +45,7 @@ pub async fn apply(ctx: &Ctx, set: &Value, plan: &Plan) -> Result<Applied, Recon
         finalizers.push(FINALIZER.into());
         let written = patch_set(ctx, set, json!({"finalizers": finalizers}), &rv, false).await?;
         rv = written.unwrap_or_default();
+        info!(serviceset = %who, "finalizer added");
     }
     if plan.status_changed {
         let old = set.get("status").cloned().unwrap_or(json!({}));
@@ -53,16 +61,16 @@ pub async fn apply(ctx: &Ctx, set: &Value, plan: &Plan) -> Result<Applied, Recon
             Ok(mut reply) => {
                 slim(&mut reply);
                 let reply = with_type(&reply, &ctx.kinds.service_set);
-                rv = Object(&reply).resource_version().to_string();
-                ctx.written.remember(reply);
+                let from = std::mem::replace(&mut rv, Object(&reply).resource_version().into());
+                ctx.written.remember(reply, Some(&from));
+                info!(serviceset = %who, services = %service_states(&plan.status), "status written");
             }
             Err(kube::Error::Api(s)) if s.code == 404 => {
                 return Ok(Applied::Done(Next::AwaitChange));
             }
             Err(e) => {
-                return Err(
-                    conflict_refresh(ctx, ns, name, api_error("write the status", e)).await,
-                );
+                let what = format!("write the status (at resourceVersion {rv})");
+                return Err(conflict_refresh(ctx, ns, name, &rv, api_error(&what, e)).await);
             }
         }
     }
@@ -86,7 +94,11 @@ pub async fn apply(ctx: &Ctx, set: &Value, plan: &Plan) -> Result<Applied, Recon
             Ok(mut reply) => {
                 info!(serviceset = %who, object = %format!("{}/{}", kind.kind, o.name()), "applied");
                 slim(&mut reply);
-                ctx.written.remember(with_type(&reply, &ar));
+                let from = live
+                    .iter()
+                    .find(|l| Object(l).kind() == o.kind() && Object(l).name() == o.name())
+                    .map(|l| Object(l).resource_version());
+                ctx.written.remember(with_type(&reply, &ar), from);
             }
             Err(e) => errors.push(api_error(
                 &format!("apply {} {ns}/{}", kind.kind, o.name()),
@@ -145,7 +157,8 @@ pub async fn apply(ctx: &Ctx, set: &Value, plan: &Plan) -> Result<Applied, Recon
                 .await?
                 .is_some()
             {
-                info!(serviceset = %who, "finalizer removed");
+                info!(serviceset = %who, provider_gone = plan.provider_gone, "finalizer removed");
+                deletion_event(ctx, set, plan).await;
             }
             ctx.written.forget(kinds::SERVICE_SET.kind, ns, name);
             return Ok(Applied::Done(Next::AwaitChange));
@@ -188,12 +201,15 @@ async fn patch_set(
         Ok(mut reply) => {
             slim(&mut reply);
             let reply = with_type(&reply, &ctx.kinds.service_set);
-            let rv = Object(&reply).resource_version().to_string();
-            ctx.written.remember(reply);
-            Ok(Some(rv))
+            let new_rv = Object(&reply).resource_version().to_string();
+            ctx.written.remember(reply, Some(rv));
+            Ok(Some(new_rv))
         }
         Err(kube::Error::Api(s)) if s.code == 404 && removing => Ok(None),
-        Err(e) => Err(conflict_refresh(ctx, ns, name, api_error(what, e)).await),
+        Err(e) => {
+            let what = format!("{what} (at resourceVersion {rv})");
+            Err(conflict_refresh(ctx, ns, name, rv, api_error(&what, e)).await)
+        }
     }
 }
 
@@ -219,11 +235,13 @@ async fn remaining_objects(ctx: &Ctx, set: &Value) -> Result<usize, ReconcileErr
 }
 
 /// After a conflict on the ServiceSet (the cached copy was older than the server's), reads it
-/// fresh, so that the retry starts from the server's version rather than the lagging cache.
+/// fresh, so that the retry starts from the server's version rather than the lagging cache
+/// (`sent`, the version the write was refused at, is older than what the server has).
 pub async fn conflict_refresh(
     ctx: &Ctx,
     ns: &str,
     name: &str,
+    sent: &str,
     err: ReconcileError,
 ) -> ReconcileError {
     if matches!(err, ReconcileError::Conflict(_))
@@ -231,7 +249,65 @@ pub async fn conflict_refresh(
     {
         slim(&mut fresh);
         ctx.written
-            .remember(with_type(&fresh, &ctx.kinds.service_set));
+            .remember(with_type(&fresh, &ctx.kinds.service_set), Some(sent));
     }
     err
+}
+
+/// An Event on the ServiceSet: its deletion is complete (a failure to record it is logged,
+/// not retried: the deletion itself is done).
+async fn deletion_event(ctx: &Ctx, set: &Value, plan: &Plan) {
+    let meta = Object(set);
+    let note = if plan.provider_gone {
+        format!(
+            "StateManagementProvider {} is gone: removed the Flux objects of this ServiceSet and released its finalizer",
+            ctx.opts.provider
+        )
+    } else {
+        "removed the Flux objects of this ServiceSet and released its finalizer".to_string()
+    };
+    let reference = k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some(kinds::SERVICE_SET.api_version.to_string()),
+        kind: Some(kinds::SERVICE_SET.kind.to_string()),
+        name: Some(meta.name().to_string()),
+        namespace: Some(meta.namespace().to_string()),
+        uid: Some(meta.uid().to_string()),
+        resource_version: Some(meta.resource_version().to_string()),
+        ..Default::default()
+    };
+    let event = kube::runtime::events::Event {
+        type_: kube::runtime::events::EventType::Normal,
+        reason: if plan.provider_gone {
+            "ProviderGone".into()
+        } else {
+            "Deleted".into()
+        },
+        note: Some(note),
+        action: "Delete".into(),
+        secondary: None,
+    };
+    ctx.metrics.write("event");
+    if let Err(e) = ctx.recorder.publish(&event, &reference).await {
+        tracing::warn!(serviceset = %format!("{}/{}", meta.namespace(), meta.name()), error = %e, "cannot record the deletion Event");
+    }
+}
+
+/// `name=State` of every service, for the log line of a status write.
+fn service_states(status: &Value) -> String {
+    status
+        .get("services")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    format!(
+                        "{}={}",
+                        s.get("name").and_then(Value::as_str).unwrap_or(""),
+                        s.get("state").and_then(Value::as_str).unwrap_or("")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default()
 }

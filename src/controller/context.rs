@@ -50,6 +50,19 @@ pub struct Ctx {
     /// Consecutive failures per ServiceSet uid, for the backoff.
     pub failures: Mutex<HashMap<String, u32>>,
     pub metrics: Arc<Metrics>,
+    /// events.k8s.io/v1 Events about the ServiceSets.
+    pub recorder: kube::runtime::events::Recorder,
+}
+
+/// The Events' reporter: the adapter, and this replica (the pod's name when it is known).
+pub fn reporter() -> kube::runtime::events::Reporter {
+    let instance = ["POD_NAME", "HOSTNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()));
+    kube::runtime::events::Reporter {
+        controller: crate::api::naming::FIELD_MANAGER.into(),
+        instance,
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -57,8 +57,12 @@ pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
     let set = ctx.written.freshest(with_type(obj, &ctx.kinds.service_set));
     let meta = Object(&set);
     let (name, ns, uid) = (meta.name(), meta.namespace(), meta.uid());
+    if !ctx.opts.in_shard(obj.metadata.labels.as_ref()) {
+        debug!(serviceset = %format!("{ns}/{name}"), "not in this replica's shard; skipped");
+        return None;
+    }
     let smp = smp(ctx);
-    if !adapter::serves(&ctx.opts.provider, smp.as_ref(), &set) {
+    if !adapter::reconciles(&ctx.opts.provider, smp.as_ref(), &set) {
         debug!(serviceset = %format!("{ns}/{name}"), "not served by this provider; skipped");
         return None;
     }

@@ -15,9 +15,12 @@ use tokio::net::TcpListener;
 
 use super::metrics::Metrics;
 
-/// What `/readyz` answers from.
+/// What `/healthz` and `/readyz` answer from.
 #[derive(Default)]
 pub struct Health {
+    /// Alive: the configuration is loaded and the process works (connecting, waiting for the
+    /// lease or reconciling).
+    pub live: AtomicBool,
     /// Ready to serve: connected, and (when leading) caches synced.
     pub ready: AtomicBool,
 }
@@ -66,7 +69,13 @@ fn answer(req: &Request<Incoming>, metrics: &Metrics, health: &Health) -> Respon
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
             metrics.encode(),
         ),
-        "/healthz" | "/livez" => text(StatusCode::OK, PLAIN, "ok\n".into()),
+        "/healthz" | "/livez" => {
+            if health.live.load(Ordering::Relaxed) {
+                text(StatusCode::OK, PLAIN, "ok\n".into())
+            } else {
+                text(StatusCode::SERVICE_UNAVAILABLE, PLAIN, "starting\n".into())
+            }
+        }
         "/readyz" => {
             if health.ready.load(Ordering::Relaxed) {
                 text(StatusCode::OK, PLAIN, "ok\n".into())

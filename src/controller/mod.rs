@@ -40,7 +40,9 @@ use tracing::{debug, error, info};
 
 use crate::api::kcm::ServiceSet;
 use crate::api::kinds;
-use crate::cluster::{self, ClusterArgs};
+use crate::api::selector::Selector;
+use crate::cluster::{self, ClusterArgs, with_type};
+use crate::core::adapter;
 use context::{Ctx, Kinds};
 use reconcile::{error_policy, reconcile};
 use watch::{reflect, text_reflect};
@@ -64,6 +66,57 @@ pub struct Options {
     pub concurrency: u16,
     /// JSON logs (else human-readable lines).
     pub json_logs: bool,
+    /// The shard: only the ServiceSets whose labels match are reconciled (Flux's
+    /// `--watch-label-selector`, with the `sharding.fluxcd.io/key` label). Every ServiceSet is
+    /// still cached, so that decisions across ServiceSets see them all.
+    pub shard: Option<Shard>,
+}
+
+/// A shard of the ServiceSets: a label selector, as text and parsed.
+#[derive(Debug, Clone)]
+pub struct Shard {
+    pub text: String,
+    pub selector: Selector,
+}
+
+impl Shard {
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let selector = Selector::parse_string(text)
+            .map_err(|e| format!("invalid --watch-label-selector: {e}"))?;
+        Ok(Shard {
+            text: text.to_string(),
+            selector,
+        })
+    }
+}
+
+impl Options {
+    /// Whether the ServiceSet with these labels is in this replica's shard.
+    pub fn in_shard(&self, labels: Option<&std::collections::BTreeMap<String, String>>) -> bool {
+        self.shard.as_ref().is_none_or(|s| match labels {
+            Some(l) => s.selector.matches_map(l),
+            None => s.selector.matches_map(&Default::default()),
+        })
+    }
+
+    /// The Lease of this replica's leader election: one per provider and shard (as Flux
+    /// derives its leader election ID from the label selector), so that each shard has its
+    /// own leader.
+    pub fn lease_name(&self) -> String {
+        if let Some(name) = &self.lease_name {
+            return name.clone();
+        }
+        let base = format!("kubectl-ksm-{}", self.provider);
+        match &self.shard {
+            None => base,
+            Some(s) => {
+                use sha2::Digest;
+                let digest = sha2::Sha256::digest(s.text.as_bytes());
+                let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+                format!("{base}-{hex}")
+            }
+        }
+    }
 }
 
 /// Runs the controller until SIGTERM/SIGINT (graceful) or a fatal error.
@@ -124,8 +177,14 @@ async fn run_async(cluster_args: &ClusterArgs, opts: Options) -> Result<(), Stri
     let namespace_default = config.default_namespace.clone();
     let client = Client::try_from(config)
         .map_err(|e| format!("cannot create a client for {server}: {e}"))?;
+    // The process has what it needs to work: from now on it is alive (/healthz); it is ready
+    // (/readyz) once connected and, when leading, with its caches filled.
+    health.live.store(true, Ordering::Relaxed);
     let kinds = Kinds::new();
-    check_kinds(&client, &server, &kinds).await?;
+    if !connect(&client, &server, &kinds, stop_rx.clone()).await? {
+        let _ = http.await;
+        return Ok(());
+    }
 
     let elector = if opts.leader_elect {
         let ns = opts
@@ -137,10 +196,7 @@ async fn run_async(cluster_args: &ClusterArgs, opts: Options) -> Result<(), Stri
                     .filter(|s| !s.is_empty())
             })
             .unwrap_or(namespace_default);
-        let lease = opts
-            .lease_name
-            .clone()
-            .unwrap_or_else(|| format!("kubectl-ksm-{}", opts.provider));
+        let lease = opts.lease_name();
         let mut elector = leader::Elector::new(client.clone(), &ns, &lease, metrics.clone());
         health.ready.store(true, Ordering::Relaxed); // a standby replica is healthy
         info!(lease = %format!("{ns}/{lease}"), identity = %elector.identity(), "waiting for leadership");
@@ -212,8 +268,55 @@ async fn shutdown_signal() {
     }
 }
 
+/// How long to wait before the next attempt to reach the API server at start-up: exponential
+/// from 1 s up to 30 s (an unreachable server at start is often one that is starting too).
+fn connect_backoff(attempt: u32) -> Duration {
+    Duration::from_secs(1u64 << attempt.min(5)).min(Duration::from_secs(30))
+}
+
+/// Whether an error at start-up may go away by itself (the server unreachable, overloaded or
+/// restarting), rather than needing someone to act (no such kind, no permission).
+fn transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => s.code == 429 || s.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// Reaches the API server and checks the kinds, retrying transient errors with a backoff
+/// until `stop`; false when stopped first.
+async fn connect(
+    client: &Client,
+    server: &str,
+    kinds: &Kinds,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<bool, String> {
+    let mut attempt = 0u32;
+    loop {
+        match check_kinds(client, server, kinds).await {
+            Ok(()) => return Ok(true),
+            Err(KindsError::Fatal(e)) => return Err(e),
+            Err(KindsError::Transient(e)) => {
+                let wait = connect_backoff(attempt);
+                attempt = attempt.saturating_add(1);
+                error!(attempt, retry_in_ms = wait.as_millis() as u64, "{e}");
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = stop.wait_for(|s| *s) => return Ok(false),
+                }
+            }
+        }
+    }
+}
+
+enum KindsError {
+    Transient(String),
+    Fatal(String),
+}
+
 /// The kcm and Flux kinds must be served; one clear line otherwise.
-async fn check_kinds(client: &Client, server: &str, kinds: &Kinds) -> Result<(), String> {
+async fn check_kinds(client: &Client, server: &str, kinds: &Kinds) -> Result<(), KindsError> {
     for (ar, what) in [
         (&kinds.service_set, "k0rdent (kcm) is not installed"),
         (&kinds.helm_release, "Flux helm-controller is not installed"),
@@ -226,12 +329,20 @@ async fn check_kinds(client: &Client, server: &str, kinds: &Kinds) -> Result<(),
         match api.list_metadata(&ListParams::default().limit(1)).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {
-                return Err(format!(
+                return Err(KindsError::Fatal(format!(
                     "{server}: {} ({}) is not served: {what}",
                     ar.plural, ar.api_version
-                ));
+                )));
             }
-            Err(e) => return Err(cluster::explain(server, &format!("list {}", ar.plural), e).0),
+            Err(e) => {
+                let transient = transient(&e);
+                let msg = cluster::explain(server, &format!("list {}", ar.plural), e).0;
+                return Err(if transient {
+                    KindsError::Transient(msg)
+                } else {
+                    KindsError::Fatal(msg)
+                });
+            }
         }
     }
     Ok(())
@@ -248,12 +359,24 @@ async fn control(
 ) -> Result<(), String> {
     let wc = watcher::Config::default().page_size(cluster::PAGE_SIZE);
     let (sets, set_stream) = reflect(&client, &kinds.service_set, wc.clone());
-    let controller = Controller::for_stream_with(
-        set_stream.applied_objects(),
-        sets.clone(),
-        kinds.service_set.clone(),
-    )
-    .with_config(kube::runtime::controller::Config::default().concurrency(opts.concurrency));
+    // Every ServiceSet is cached; only those of this shard start a reconcile of their own
+    // (the others may still be queued by a trigger; the reconcile then skips them).
+    let shard_opts = opts.clone();
+    let set_triggers = set_stream.applied_objects().filter(move |r| {
+        std::future::ready(match r {
+            Ok(s) => {
+                tracing::trace!(serviceset = %s.metadata.name.as_deref().unwrap_or(""),
+                    resource_version = %s.metadata.resource_version.as_deref().unwrap_or(""), "ServiceSet event");
+                shard_opts.in_shard(s.metadata.labels.as_ref())
+            }
+            Err(_) => true,
+        })
+    });
+    let controller =
+        Controller::for_stream_with(set_triggers, sets.clone(), kinds.service_set.clone())
+            .with_config(
+                kube::runtime::controller::Config::default().concurrency(opts.concurrency),
+            );
 
     // Reflectors for the other kinds; each change maps to the ServiceSets it concerns.
     let smp_wc = wc
@@ -316,10 +439,11 @@ async fn control(
             futures::stream::iter(refs)
         });
 
+    let kinds_smp = kinds.smp.clone();
     let (synced_tx, synced_rx) = tokio::sync::watch::channel(false);
     let ctx = Arc::new(Ctx {
         synced: synced_rx,
-        client,
+        client: client.clone(),
         kinds,
         opts: opts.clone(),
         smps: smps.clone(),
@@ -329,6 +453,7 @@ async fn control(
         written: Written::default(),
         failures: Mutex::new(HashMap::new()),
         metrics: metrics.clone(),
+        recorder: kube::runtime::events::Recorder::new(client.clone(), context::reporter()),
     });
 
     // Caches first: no reconcile decides from a half-filled cache.
@@ -350,6 +475,8 @@ async fn control(
         });
     let gauges = {
         let (sets, hrs, kss, metrics) = (sets.clone(), hrs.clone(), kss.clone(), metrics.clone());
+        let (smps, smp_ar, opts) = (smps.clone(), kinds_smp.clone(), opts.clone());
+        let provider = opts.provider.clone();
         move || {
             let gauge = |kind: &'static str, n: usize| {
                 metrics
@@ -357,7 +484,17 @@ async fn control(
                     .get_or_create(&metrics::KindLabel { kind })
                     .set(n as i64);
             };
-            gauge("ServiceSet", sets.state().len());
+            // Only the ServiceSets this adapter serves (another provider's are not managed).
+            let smp = smps
+                .get(&ObjectRef::new_with(&provider, smp_ar.clone()))
+                .map(|o| with_type(&o, &smp_ar));
+            let served = sets
+                .state()
+                .iter()
+                .filter(|s| opts.in_shard(s.metadata.labels.as_ref()))
+                .filter(|s| adapter::serves(&provider, smp.as_ref(), &routing_view(s)))
+                .count();
+            gauge("ServiceSet", served);
             gauge("HelmRelease", hrs.managed());
             gauge("Kustomization", kss.managed());
         }
@@ -396,4 +533,11 @@ async fn control(
     }
     health.ready.store(false, Ordering::Relaxed);
     Ok(())
+}
+
+/// What decides which adapter serves a ServiceSet: its labels and its provider name (a
+/// small copy, instead of the whole object).
+fn routing_view(set: &DynamicObject) -> serde_json::Value {
+    serde_json::json!({"metadata": {"labels": set.metadata.labels},
+        "spec": {"provider": set.data.pointer("/spec/provider")}})
 }

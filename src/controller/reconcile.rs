@@ -65,7 +65,7 @@ pub async fn reconcile_once(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, Re
     let live: Vec<&Value> = gathered.live.iter().collect();
     let plan = adapter::plan(&gathered.inputs(&live, ctx.opts.source_timeout));
     log_findings(&gathered.set, &plan);
-    match apply::apply(ctx, &gathered.set, &plan).await? {
+    match apply::apply(ctx, &gathered.set, &plan, &gathered.live).await? {
         Applied::Failed(e) => Err(e),
         Applied::Done(Next::AwaitChange) => Ok(Action::await_change()),
         Applied::Done(Next::After(d)) => Ok(Action::requeue(d)),
@@ -96,9 +96,11 @@ pub fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>
     let delay = match err {
         // Someone else wrote in between: read again and retry at once (a little jitter).
         ReconcileError::Conflict(_) if *n <= 3 => Duration::from_millis(100 * u64::from(*n)),
+        // Exponential from 100 ms (client-go's per-item limiter starts at 5 ms; an API
+        // server answering 5xx in a burst is back within seconds), up to 5 minutes.
         _ => {
-            let exp = (*n).min(9);
-            Duration::from_millis(500u64 << exp).min(Duration::from_secs(300))
+            let exp = n.saturating_sub(1).min(12);
+            Duration::from_millis(100u64 << exp).min(Duration::from_secs(300))
         }
     };
     warn!(serviceset = %who, attempt = *n, retry_in_ms = delay.as_millis() as u64, "{err}");

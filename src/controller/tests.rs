@@ -141,7 +141,7 @@ fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
     }
     let (_, synced) = tokio::sync::watch::channel(true);
     Ctx {
-        client,
+        client: client.clone(),
         opts: Options {
             provider: "ksm-flux".into(),
             leader_elect: false,
@@ -152,6 +152,7 @@ fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
             resync: Duration::ZERO,
             concurrency: 1,
             json_logs: false,
+            shard: None,
         },
         smps: smps.as_reader(),
         templates: templates.as_reader(),
@@ -162,6 +163,7 @@ fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
         synced,
         failures: Mutex::new(HashMap::new()),
         metrics: Arc::new(super::Metrics::default()),
+        recorder: kube::runtime::events::Recorder::new(client, super::context::reporter()),
     }
 }
 
@@ -177,6 +179,7 @@ fn status_of(set: &Value, live: &[Value]) -> Value {
         provider: adapter::Provider {
             ready: true,
             suspended: false,
+            gone: false,
         },
         previous_status: set.get("status"),
         now: chrono::Utc::now(),
@@ -314,6 +317,18 @@ async fn once_nothing_remains_the_server_is_asked_then_the_finalizer_goes() {
             call["body"]["metadata"]["finalizers"],
             json!(["other/finalizer"])
         );
+        // An Event says the deletion is complete.
+        let call = server
+            .expect(
+                "POST",
+                "/apis/events.k8s.io/v1/namespaces/kcm-system/events",
+                201,
+                json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                    "metadata": {"name": "dev.1", "namespace": NS}, "eventTime": null}),
+            )
+            .await;
+        assert_eq!(call["body"]["reason"], "Deleted");
+        assert_eq!(call["body"]["regarding"]["name"], "dev");
     });
     assert_eq!(result.unwrap(), Action::await_change());
     server.done();

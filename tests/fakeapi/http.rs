@@ -34,6 +34,9 @@ pub async fn serve(
             _ = stop.changed() => break,
             acc = listener.accept() => {
                 let Ok((stream, _)) = acc else { continue };
+                // As the real API server (Go's net package turns Nagle's algorithm off on every
+                // TCP connection): each response and watch event goes out at once.
+                let _ = stream.set_nodelay(true);
                 let shared = shared.clone();
                 let stop = stop.clone();
                 tokio::spawn(async move {
@@ -235,8 +238,9 @@ async fn handle(
 
     // Faults.
     let mut drop_watch_after = None;
+    let mut drop_list = false;
     if info.resource.is_some() {
-        let (delay, status) = take_faults(&shared, &info, &mut drop_watch_after);
+        let (delay, status) = take_faults(&shared, &info, &mut drop_watch_after, &mut drop_list);
         if let Some(d) = delay {
             tokio::time::sleep(d).await;
         }
@@ -256,15 +260,38 @@ async fn handle(
         non_resource(&shared, &r, &segs)
     };
     log(&shared, &r, &raw_query, &info, resp.status().as_u16());
+    if drop_list && info.verb == "list" {
+        return truncated(resp).await;
+    }
     resp
+}
+
+/// The response with only the first half of its body, under a Content-Length of the whole:
+/// the server closes the connection mid-body, as a dropped connection looks to the client.
+async fn truncated(resp: Response<Body>) -> Response<Body> {
+    let (mut parts, body) = resp.into_parts();
+    let bytes = body
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    parts.headers.insert(
+        hyper::header::CONTENT_LENGTH,
+        HeaderValue::from(bytes.len()),
+    );
+    let half = bytes.slice(..bytes.len() / 2);
+    let stream = futures_util::stream::iter([Ok::<_, Infallible>(Frame::data(half))]);
+    Response::from_parts(parts, BodyExt::boxed(StreamBody::new(stream)))
 }
 
 fn take_faults(
     shared: &Shared,
     info: &Info,
     drop_after: &mut Option<usize>,
+    drop_list: &mut bool,
 ) -> (Option<Duration>, Option<u16>) {
     let mut st = shared.lock();
+    let st = &mut *st;
     let res = info.resource.as_deref().unwrap_or("");
     let full_res = match &info.subresource {
         Some(s) => format!("{res}/{s}"),
@@ -297,6 +324,26 @@ fn take_faults(
                 *times -= 1;
                 status = Some(*code);
             }
+            Fault::DropList { resource, times }
+                if *times > 0 && info.verb == "list" && matches(&None, resource) =>
+            {
+                *times -= 1;
+                *drop_list = true;
+            }
+            Fault::ConflictOnFirstWrite { resource }
+                if status.is_none()
+                    && ["create", "update", "patch", "delete"].contains(&info.verb.as_str())
+                    && matches(&None, resource) =>
+            {
+                let object = format!(
+                    "{full_res}/{}/{}",
+                    info.namespace.as_deref().unwrap_or(""),
+                    info.name.as_deref().unwrap_or("")
+                );
+                if st.first_writes.insert(object) {
+                    status = Some(409);
+                }
+            }
             Fault::DropWatch {
                 resource,
                 after_events,
@@ -312,7 +359,10 @@ fn take_faults(
         }
     }
     st.faults.retain(|f| match f {
-        Fault::Delay { times, .. } | Fault::Status { times, .. } => *times > 0,
+        Fault::Delay { times, .. }
+        | Fault::Status { times, .. }
+        | Fault::DropList { times, .. } => *times > 0,
+        Fault::ConflictOnFirstWrite { .. } => true,
         Fault::DropWatch { after_events, .. } => *after_events != usize::MAX,
     });
     *drop_after = dropw;

@@ -99,6 +99,16 @@ pub enum Fault {
         resource: Option<String>,
         after_events: usize,
     },
+    /// Cut the connection in the middle of the body of the next `times` matching lists (the
+    /// client reads a truncated response).
+    DropList {
+        resource: Option<String>,
+        times: usize,
+    },
+    /// Answer the first write (create, update, patch, delete) of every matching object with
+    /// 409 Conflict, as if someone else had written it just before; later writes go through.
+    /// Stays until [`FakeApiServer::clear_faults`].
+    ConflictOnFirstWrite { resource: Option<String> },
 }
 
 /// Settings for [`FakeApiServer::builder`].
@@ -106,6 +116,7 @@ pub enum Fault {
 pub struct Builder {
     history_window: usize,
     bookmark_interval: Duration,
+    port: u16,
 }
 
 impl Default for Builder {
@@ -113,6 +124,7 @@ impl Default for Builder {
         Builder {
             history_window: 1000,
             bookmark_interval: Duration::from_secs(1),
+            port: 0,
         }
     }
 }
@@ -128,6 +140,13 @@ impl Builder {
     /// How often a watch with `allowWatchBookmarks=true` gets a BOOKMARK. Default 1 s.
     pub fn bookmark_interval(mut self, every: Duration) -> Self {
         self.bookmark_interval = every;
+        self
+    }
+
+    /// Listen on this port of 127.0.0.1 (default: any free port), e.g. to come up where a
+    /// client already waits.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
         self
     }
 
@@ -166,7 +185,8 @@ impl FakeApiServer {
     }
 
     fn start_with(b: Builder) -> Self {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let listener = std::net::TcpListener::bind(("127.0.0.1", b.port))
+            .unwrap_or_else(|e| panic!("bind 127.0.0.1:{}: {e}", b.port));
         listener
             .set_nonblocking(true)
             .expect("nonblocking listener");
@@ -441,7 +461,21 @@ impl FakeApiServer {
     }
 
     pub fn clear_faults(&self) {
-        self.shared.lock().faults.clear();
+        let mut st = self.shared.lock();
+        st.faults.clear();
+        st.first_writes.clear();
+    }
+
+    /// Compacts the history as etcd does: a watch (or list) from any resourceVersion before
+    /// the current one is answered 410 Expired ("too old resource version").
+    pub fn compact(&self) {
+        self.shared.lock().compact();
+    }
+
+    /// Ends every open watch (the server side closes the streams), as an API server restart
+    /// or a load balancer's idle timeout does.
+    pub fn drop_watches(&self) {
+        self.shared.lock().drop_watches();
     }
 }
 

@@ -174,6 +174,9 @@ pub struct State {
     pages: HashMap<u64, (u64, Vec<Value>)>,
     pub requests: Vec<RequestRecord>,
     pub faults: Vec<Fault>,
+    /// Objects (`resource/namespace/name`) whose first write a
+    /// `Fault::ConflictOnFirstWrite` has refused.
+    pub first_writes: std::collections::HashSet<String>,
 }
 
 impl State {
@@ -190,6 +193,7 @@ impl State {
             pages: HashMap::new(),
             requests: Vec::new(),
             faults: Vec::new(),
+            first_writes: Default::default(),
         };
         let ns = s.type_by_key("", "namespaces").expect("namespaces");
         for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -1302,6 +1306,17 @@ impl State {
         };
         self.watchers.push(w);
         Ok((id, initial))
+    }
+
+    /// Forgets the history: only a watch from the current resourceVersion may resume.
+    pub fn compact(&mut self) {
+        self.history.clear();
+        self.compacted_rv = self.rv;
+    }
+
+    /// Closes every watch stream.
+    pub fn drop_watches(&mut self) {
+        self.watchers.clear();
     }
 
     pub fn unwatch(&mut self, id: u64) {

@@ -46,15 +46,21 @@ pub const SERVICE_READY_CONDITION: &str = "Ready";
 pub struct Provider {
     pub ready: bool,
     pub suspended: bool,
+    /// The SMP does not exist (deleted): nothing holds a ServiceSet's deletion any more.
+    pub gone: bool,
 }
 
 impl Provider {
     pub fn of(smp: Option<&Value>) -> Provider {
         match smp {
-            None => Provider::default(),
+            None => Provider {
+                gone: true,
+                ..Provider::default()
+            },
             Some(smp) => Provider {
                 ready: StateManagementProvider(smp).ready(),
                 suspended: StateManagementProvider(smp).suspended(),
+                gone: false,
             },
         }
     }
@@ -77,6 +83,18 @@ pub fn serves(provider_name: &str, smp: Option<&Value>, set: &Value) -> bool {
         StateManagementProvider(smp).selector(),
         Object(set).labels(),
     )
+}
+
+/// Whether the adapter serving `provider_name` reconciles `set` now: those it [`serves`], and,
+/// once the SMP is gone (so its selector is unknown), a ServiceSet that names the provider and
+/// is being deleted with kcm's finalizer on: its deletion must still complete (its own Flux
+/// objects removed, the finalizer released), or it would stay forever.
+pub fn reconciles(provider_name: &str, smp: Option<&Value>, set: &Value) -> bool {
+    serves(provider_name, smp, set)
+        || (smp.is_none()
+            && ServiceSet(set).provider_name() == provider_name
+            && is_deleting(set)
+            && has_finalizer(set))
 }
 
 /// The source of a Flux object as the state mapping wants it (see
@@ -137,6 +155,8 @@ pub struct Delete {
 pub struct Plan {
     /// The ServiceSet is being deleted.
     pub deleting: bool,
+    /// The ServiceSet is being deleted after its SMP was: the finalizer's release says so.
+    pub provider_gone: bool,
     pub add_finalizer: bool,
     /// Remove the finalizer: the ServiceSet is being deleted and none of its objects remain
     /// in the caller's cache (the caller confirms with a fresh list first).
@@ -283,7 +303,10 @@ pub fn plan(inputs: &Inputs) -> Plan {
         }
         plan.status_changed = Some(&status) != inputs.previous_status;
         plan.status = status;
-        if inputs.provider.active() {
+        // A provider that is suspended or not ready holds the deletion; one that is gone
+        // cannot hold it any more.
+        plan.provider_gone = inputs.provider.gone;
+        if inputs.provider.active() || inputs.provider.gone {
             plan.delete = owned
                 .iter()
                 .filter(|o| !is_deleting(o))

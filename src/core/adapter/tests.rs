@@ -26,6 +26,7 @@ fn now() -> DateTime<Utc> {
 const ACTIVE: Provider = Provider {
     ready: true,
     suspended: false,
+    gone: false,
 };
 
 fn run(set: &Value, templates: &[Value], live: &[&Value], provider: Provider) -> Plan {
@@ -186,6 +187,7 @@ fn provider_not_ready_or_suspended_changes_no_flux_object() {
         Provider {
             ready: true,
             suspended: true,
+            gone: false,
         },
     ] {
         let p = run(&set, &templates, &[&stale, &orphan], provider);
@@ -243,6 +245,11 @@ fn deletion_goes_through_deleting_then_drops_the_finalizer() {
     // Held by the provider: nothing deleted, the finalizer stays.
     let held = run(&set, &templates, &refs, Provider::default());
     assert!(held.delete.is_empty() && !held.remove_finalizer);
+    // A provider that is gone holds nothing: the deletion goes on, and says why.
+    let gone = run(&set, &templates, &refs, Provider::of(None));
+    assert_eq!(gone.delete.len(), 5);
+    assert!(gone.provider_gone && !p.provider_gone);
+    assert!(run(&set, &templates, &[], Provider::of(None)).remove_finalizer);
     // Gone: the finalizer goes.
     set["status"] = p.status;
     let p = run(&set, &templates, &[], ACTIVE);
@@ -293,6 +300,19 @@ fn serves_checks_provider_name_and_selector() {
     assert!(serves("ksm-flux", Some(&smp), &set));
     assert!(!serves("other", Some(&smp), &set));
     assert!(!serves("ksm-flux", None, &set));
+    // Once the SMP is gone, only a deletion to finish is still reconciled.
+    assert!(reconciles("ksm-flux", Some(&smp), &set));
+    assert!(!reconciles("ksm-flux", None, &set));
+    let mut deleting = set.clone();
+    deleting["metadata"]["deletionTimestamp"] = "2026-11-21T11:59:00Z".into();
+    deleting["metadata"]["finalizers"] = json!(["someone.else/finalizer"]);
+    assert!(
+        !reconciles("ksm-flux", None, &deleting),
+        "not our finalizer"
+    );
+    deleting["metadata"]["finalizers"] = json!([FINALIZER]);
+    assert!(reconciles("ksm-flux", None, &deleting));
+    assert!(!reconciles("other", None, &deleting));
     let no_selector = json!({"spec": {}});
     assert!(!serves("ksm-flux", Some(&no_selector), &set));
     let expr = json!({"spec": {"selector": {"matchExpressions": [

@@ -1,0 +1,344 @@
+//! What the `kubectl ksm run` end-to-end tests share: a fake API server seeded with the
+//! multi-service render case, the adapter binary as a child process, and ways to look at both.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::fakeapi::FakeApiServer;
+use kubectl_ksm::core::render;
+use serde_json::{Value, json};
+pub const SS: &str = "k0rdent.mirantis.com/v1beta1";
+pub const HR: &str = "helm.toolkit.fluxcd.io/v2";
+pub const KS: &str = "kustomize.toolkit.fluxcd.io/v1";
+pub const NS: &str = "kcm-system";
+pub const SET: &str = "dev-cluster";
+
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The multi-service render case: one ServiceSet (3 HelmReleases, 2 Kustomizations) and its
+/// templates; the ServiceSet without status and finalizer, as kcm creates it.
+pub fn fixture() -> (Value, Vec<Value>) {
+    let text =
+        std::fs::read_to_string(root().join("testdata/render/multi-service/input.yaml")).unwrap();
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+    let mut set = None;
+    let mut others = Vec::new();
+    for d in docs {
+        if s(&d, "/kind") == "ServiceSet" {
+            set = Some(d);
+        } else {
+            others.push(d);
+        }
+    }
+    let mut set = set.unwrap();
+    let m = set["metadata"].as_object_mut().unwrap();
+    for k in [
+        "finalizers",
+        "resourceVersion",
+        "uid",
+        "creationTimestamp",
+        "ownerReferences",
+    ] {
+        m.remove(k);
+    }
+    set.as_object_mut().unwrap().remove("status");
+    (set, others)
+}
+
+pub fn smp(ready: bool, suspend: bool) -> Value {
+    json!({"apiVersion": SS, "kind": "StateManagementProvider",
+        "metadata": {"name": "ksm-flux"},
+        "spec": {"selector": {"matchLabels": {"ksm.k0rdent.mirantis.com/adapter": "flux-adapter"}},
+            "suspend": suspend},
+        "status": {"ready": ready}})
+}
+
+pub struct Env {
+    pub server: FakeApiServer,
+    pub dir: PathBuf,
+    pub adapter: Option<Adapter>,
+    pub last_log: Option<PathBuf>,
+}
+
+pub struct Adapter {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Drop for Adapter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Env {
+    pub fn new(name: &str) -> Env {
+        let server = FakeApiServer::start();
+        server.load_crds_dir(root().join("crds/kcm"));
+        server.load_crds_dir(root().join("crds/flux"));
+        let dir = std::env::temp_dir().join(format!("ksm-run-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        server.write_kubeconfig(dir.join("kubeconfig"));
+        Env {
+            server,
+            dir,
+            adapter: None,
+            last_log: None,
+        }
+    }
+
+    /// SMP (ready), templates and the ServiceSet.
+    pub fn seeded(name: &str) -> Env {
+        let env = Env::new(name);
+        let (set, templates) = fixture();
+        env.server
+            .create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
+        env.server.create(smp(true, false));
+        for t in templates {
+            env.server.create(t);
+        }
+        env.server.create(set);
+        env
+    }
+
+    pub fn start(&mut self, extra: &[&str]) {
+        let port = free_port();
+        let log = self.dir.join(format!("adapter-{port}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .args(["run", "--provider", "ksm-flux", "--log-format", "text"])
+            .arg("--bind-address")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--kubeconfig")
+            .arg(self.dir.join("kubeconfig"))
+            .args(extra)
+            .env_clear()
+            .env(
+                "KSM_LOG",
+                "debug,kube_client=warn,kube_runtime=info,hyper=warn,tower=warn,hyper_util=warn",
+            )
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        self.last_log = Some(log.clone());
+        self.adapter = Some(Adapter { child, port });
+    }
+
+    pub fn log(&self) -> String {
+        self.last_log
+            .as_ref()
+            .map(|l| std::fs::read_to_string(l).unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    /// SIGTERM, and the exit code.
+    pub fn stop(&mut self) -> Option<i32> {
+        let mut a = self.adapter.take()?;
+        unsafe {
+            libc::kill(a.child.id() as i32, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(st) = a.child.try_wait().unwrap() {
+                return st.code();
+            }
+            assert!(Instant::now() < deadline, "adapter did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn kill(&mut self) {
+        self.adapter.take();
+    }
+
+    pub fn set(&self) -> Option<Value> {
+        self.server.get(SS, "ServiceSet", NS, SET)
+    }
+
+    pub fn flux(&self) -> Vec<Value> {
+        let mut v = self.server.list(HR, "HelmRelease");
+        v.extend(self.server.list(KS, "Kustomization"));
+        v
+    }
+
+    pub fn wait(&self, what: &str, mut ok: impl FnMut(&Env) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !ok(self) {
+            if Instant::now() > deadline {
+                let requests: Vec<String> = self
+                    .server
+                    .requests()
+                    .iter()
+                    .map(|r| format!("{} {}?{} {}", r.verb, r.path, r.query, r.status))
+                    .collect();
+                panic!(
+                    "timed out waiting for {what}\nServiceSet: {:#}\nrequests:\n{}\nlog:\n{}",
+                    self.set().unwrap_or(Value::Null),
+                    requests.join("\n"),
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn state(&self, service: &str) -> Option<Value> {
+        self.set()?
+            .pointer("/status/services")?
+            .as_array()?
+            .iter()
+            .find(|x| s(x, "/name") == service)
+            .cloned()
+    }
+
+    pub fn wait_state(&self, service: &str, state: &str) -> Value {
+        self.wait(&format!("{service} {state}"), |e| {
+            e.state(service).is_some_and(|x| s(&x, "/state") == state)
+        });
+        self.state(service).unwrap()
+    }
+
+    pub fn converged(&self) {
+        self.wait("5 Flux objects and 5 service states", |e| {
+            e.flux().len() == 5
+                && e.set().is_some_and(|x| {
+                    x.pointer("/status/services")
+                        .and_then(Value::as_array)
+                        .is_some_and(|a| a.len() == 5)
+                })
+        });
+    }
+
+    /// The adapter still follows changes: a HelmRelease turning ready shows in the status.
+    pub fn still_serves(&self) {
+        let ready = ("True", "InstallSucceeded", "ok");
+        self.flux_status("HelmRelease", "dev-cluster-cert-manager", ready, false);
+        self.wait_state("cert-manager", "Deployed");
+    }
+
+    /// Write requests the adapter sent (not the test's own, which do not go over HTTP).
+    pub fn writes(&self) -> Vec<String> {
+        self.server
+            .requests()
+            .iter()
+            .filter(|r| ["create", "update", "patch", "delete"].contains(&r.verb.as_str()))
+            .filter(|r| r.resource.as_deref() != Some("leases"))
+            .map(|r| format!("{} {} {}", r.verb, r.path, r.status))
+            .collect()
+    }
+
+    pub fn get(&self, path: &str) -> (u16, String) {
+        let port = self.adapter.as_ref().unwrap().port;
+        match ureq::get(&format!("http://127.0.0.1:{port}{path}")).call() {
+            Ok(mut r) => (
+                r.status().as_u16(),
+                r.body_mut().read_to_string().unwrap_or_default(),
+            ),
+            Err(ureq::Error::StatusCode(c)) => (c, String::new()),
+            Err(e) => panic!("GET {path}: {e}"),
+        }
+    }
+
+    /// Sets a Flux object's Ready (and optionally Stalled) condition at its generation, as
+    /// helm- or kustomize-controller would.
+    pub fn flux_status(&self, kind: &str, name: &str, ready: (&str, &str, &str), stalled: bool) {
+        let av = if kind == "HelmRelease" { HR } else { KS };
+        let mut o = self.server.get(av, kind, NS, name).unwrap();
+        let generation = o["metadata"]["generation"].clone();
+        let mut conditions = vec![
+            json!({"type": "Ready", "status": ready.0, "reason": ready.1,
+            "message": ready.2, "observedGeneration": generation,
+            "lastTransitionTime": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)}),
+        ];
+        if stalled {
+            conditions.push(
+                json!({"type": "Stalled", "status": "True", "reason": "RetriesExceeded",
+                "message": ready.2, "observedGeneration": generation,
+                "lastTransitionTime": "2026-11-21T12:00:00Z"}),
+            );
+        }
+        o["status"] = json!({"observedGeneration": generation, "conditions": conditions,
+            "lastAttemptedRevision": "1.0.0"});
+        self.server.update_status(o);
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        self.adapter.take();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn name_of(v: &Value) -> String {
+    format!("{}/{}", s(v, "/kind"), s(v, "/metadata/name"))
+}
+
+pub fn canonical(v: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sort(&m[k]))).collect())
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string(&sort(v)).unwrap()
+}
+
+/// The live objects are what `render` gives for the live ServiceSet: specs byte for byte,
+/// labels and the controller reference.
+pub fn assert_matches_render(env: &Env) {
+    let set = env.set().unwrap();
+    let templates = env.server.list(SS, "ServiceTemplate");
+    let rendered = render::render(&render::Inputs {
+        service_set: &set,
+        templates: &templates,
+    });
+    let mut live = env.flux();
+    live.retain(|o| o.pointer("/metadata/deletionTimestamp").is_none());
+    // Objects nobody controls (a test's stranger) are not the adapter's.
+    live.retain(|o| o.pointer("/metadata/ownerReferences/0").is_some());
+    assert_eq!(live.len(), rendered.objects.len());
+    for want in &rendered.objects {
+        let got = live
+            .iter()
+            .find(|o| name_of(o) == name_of(want))
+            .unwrap_or_else(|| panic!("{} not applied", name_of(want)));
+        // Byte for byte in the API server's canonical form (keys sorted, as the API
+        // server serializes unstructured objects).
+        assert_eq!(
+            canonical(&got["spec"]),
+            canonical(&want["spec"]),
+            "{}",
+            name_of(want)
+        );
+        assert_eq!(got["metadata"]["labels"], want["metadata"]["labels"]);
+        assert_eq!(
+            got["metadata"]["ownerReferences"],
+            want["metadata"]["ownerReferences"]
+        );
+    }
+}
