@@ -180,14 +180,17 @@ fn scalar_json(s: &Scalar, offset: usize, server: bool) -> Result<Value, YamlErr
     })
 }
 
-/// A number the way it comes back from the API server: Go's JSON encoder writes a whole
-/// float without a fraction, and the server decodes whole numbers that fit int64 as int64.
+/// A number the way it comes back from the API server: Go's JSON encoder writes a float below
+/// 1e21 in its shortest decimal form without an exponent (a whole one without a fraction:
+/// 9223372036854774784.0 is written 9223372036854775000), and the server decodes a number
+/// without a fraction or exponent that fits int64 as int64.
 fn float_json(f: f64, offset: usize, server: bool) -> Result<Value, YamlError> {
     if server
         && f.fract() == 0.0
-        && (-9.223_372_036_854_775e18..9.223_372_036_854_775e18).contains(&f)
+        && f.abs() < 1e21
+        && let Ok(i) = format!("{f}").parse::<i64>()
     {
-        return Ok(Value::Number((f as i64).into()));
+        return Ok(Value::Number(i.into()));
     }
     Number::from_f64(f).map(Value::Number).ok_or(YamlError {
         message: "infinity and NaN cannot be represented in a Kubernetes object (JSON)".into(),
