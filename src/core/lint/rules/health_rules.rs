@@ -1,4 +1,4 @@
-//! KSM307–KSM310: kcm's health-rule ConfigMaps (label `k0rdent.mirantis.com/health-rule-target`,
+//! KSM307–KSM312: kcm's health-rule ConfigMaps (label `k0rdent.mirantis.com/health-rule-target`,
 //! key `rules`), loaded as kcm's Sveltos adapter loads them (`verify.go`, `rulesFromConfigMap`
 //! and `rulesFromDocs`): the `rules` text is YAML read into a list of
 //! `{group, version, kind, scope, healthy, message}` with Go's JSON rules (field names matched
@@ -10,6 +10,7 @@
 use crate::api::sveltos::{
     HEALTH_RULE_SCOPES, HEALTH_RULE_TARGET_GLOBAL, HEALTH_RULES_KEY, LABEL_HEALTH_RULE_TARGET,
 };
+use crate::core::cel::{self, Environment, Limits};
 use crate::core::lint::RuleInfo;
 use crate::core::objects::LoadedObject;
 use crate::diag::yaml::{self, Node, NodeKind, ScalarValue};
@@ -308,6 +309,34 @@ pub fn parse_rules(text: &str) -> (Vec<RuleDoc>, Vec<Problem>) {
     (rules, problems)
 }
 
+pub static COMPILE_ERROR: RuleInfo = RuleInfo {
+    code: "KSM312",
+    name: "health-rule-expression-invalid",
+    severity: Severity::Error,
+    title: "A health rule's healthy or message expression does not compile",
+    docs: "\
+## What it finds
+A rule whose `healthy` or `message` expression does not compile in kcm's health-rule CEL
+environment: a syntax error, or a name that is not declared there (the object is `obj`, not
+`self`; the Kubernetes CEL libraries are not available, the cel-go string extension is).
+
+## Why it matters
+kcm compiles both expressions when it loads the ConfigMap; a compile error drops the rule
+(`healthy: compile: ...` or `message: compile: ...`) and reports the ConfigMap's rules invalid
+(condition `ServiceSetHealthRules` False, reason `HealthRuleInvalid`).
+
+## Example
+```yaml
+healthy: self.status.readyReplicas == self.spec.replicas
+```
+
+## Fix
+Write the expression against `obj`, with the standard library and the string extension only:
+`healthy: obj.status.readyReplicas == obj.spec.replicas`. `kubectl ksm eval --env health` runs
+it against a saved object.
+",
+};
+
 impl RuleDoc {
     pub fn span_of(&self, field: &str) -> std::ops::Range<usize> {
         self.field_spans
@@ -347,6 +376,22 @@ impl RuleDoc {
                         } else {
                             "missing"
                         }
+                    ),
+                    span: self.span_of(field),
+                });
+            }
+        }
+        let limits = Limits::default();
+        for (field, text) in [("healthy", &self.healthy), ("message", &self.message)] {
+            if let Err(errors) = cel::compile_in(text, &limits, Environment::Health) {
+                let first = errors
+                    .first()
+                    .map_or_else(|| "invalid expression".to_string(), |e| e.message.clone());
+                return Some(Problem {
+                    info: &COMPILE_ERROR,
+                    message: format!(
+                        "rule #{}: {field}: compile: {first}: kcm drops the rule",
+                        self.index
                     ),
                     span: self.span_of(field),
                 });
@@ -468,6 +513,34 @@ mod tests {
                 "KSM310 18:7 team-a/team-rules: rule #1: kcm ignores the key \"healty\" (it reads group, version, kind, scope, healthy, message)",
                 "KSM311 20:7 team-a/team-rules: rule #2: message is missing: kcm compiles it and fails (message: compile: syntax error), dropping the rule",
             ]
+        );
+    }
+
+    #[test]
+    fn expressions_compile_in_the_health_environment() {
+        // `obj` is declared and the string extension is there: these compile in kcm.
+        let out = lint_rules(
+            "- version: v1\n  kind: Pod\n  scope: Namespaced\n  healthy: obj.metadata.name.lowerAscii().indexOf('x') < 0\n  message: '\"%s\".format([obj.metadata.name])'",
+        );
+        assert!(out.is_empty(), "{out:?}");
+        // `self` is the readiness environment's variable, not the health one's.
+        let out = lint_rules(
+            "- version: v1\n  kind: Pod\n  scope: Namespaced\n  healthy: self.status.phase == 'Running'\n  message: '\"\"'",
+        );
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(
+            out[0].starts_with("KSM312 13:16 team-a/team-rules: rule #0: healthy: compile: ")
+                && out[0].contains("self")
+                && out[0].ends_with("kcm drops the rule"),
+            "{out:?}"
+        );
+        let out = lint_rules(
+            "- version: v1\n  kind: Pod\n  scope: Namespaced\n  healthy: 'true'\n  message: obj.status.phase +",
+        );
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(
+            out[0].starts_with("KSM312 14:16 team-a/team-rules: rule #0: message: compile: "),
+            "{out:?}"
         );
     }
 

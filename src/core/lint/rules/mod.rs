@@ -54,6 +54,7 @@ pub static ALL: &[&RuleInfo] = &[
     &health_rules::SCOPE,
     &health_rules::IGNORED_KEY,
     &health_rules::EMPTY_EXPRESSION,
+    &health_rules::COMPILE_ERROR,
     &name::INFO,
     &placeholder::INFO,
     &kind_typo::INFO,
