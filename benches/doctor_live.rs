@@ -124,20 +124,26 @@ fn template_name(k: usize) -> String {
     format!("app-{k}-1-0-{k}")
 }
 
-/// Seeds the SMP with its Deployments and CRDs, then `sets` ServiceSets of 5 Helm services
-/// spread over 20 namespaces, every object healthy. Returns the number of objects created.
-fn populate(server: &FakeApiServer, t: &Templates, sets: usize) -> usize {
-    server.load_crds_dir(root().join("crds/kcm"));
-    server.load_crds_dir(root().join("crds/flux"));
-    let mut n = 0;
-    for o in &t.seed {
+/// Loads the CRD folders (relative to the project root) and the seed objects (CRDs among them
+/// loaded as CRDs). Returns the number of seed objects.
+fn seed(server: &FakeApiServer, crd_dirs: &[&str], objects: &[Value]) -> usize {
+    for dir in crd_dirs {
+        server.load_crds_dir(root().join(dir));
+    }
+    for o in objects {
         if o["kind"] == "CustomResourceDefinition" {
             server.load_crd(o);
         } else {
             server.create(o.clone());
         }
-        n += 1;
     }
+    objects.len()
+}
+
+/// Seeds the SMP with its Deployments and CRDs, then `sets` ServiceSets of 5 Helm services
+/// spread over 20 namespaces, every object healthy. Returns the number of objects created.
+fn populate(server: &FakeApiServer, t: &Templates, sets: usize) -> usize {
+    let mut n = seed(server, &["crds/kcm", "crds/flux"], &t.seed);
     let mut next_uid = 1usize;
     let mut new_uid = || {
         next_uid += 1;

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::fakeapi::FakeApiServer;
-use super::{NAMESPACES, SERVICES, instance, root, service_name, template_name, uid};
+use super::{NAMESPACES, SERVICES, instance, root, seed, service_name, template_name, uid};
 
 /// The kinds doctor lists on a cluster with kcm, Flux and Sveltos (cluster::DOCTOR_KINDS),
 /// plus Secrets, for `kubectl get`.
@@ -80,18 +80,7 @@ fn chart(base: &Value, k: usize) -> Value {
 /// over 20 namespaces with their Sveltos objects. Returns the number of objects created.
 pub fn populate(server: &FakeApiServer, sets: usize) -> usize {
     let t = Templates::load();
-    server.load_crds_dir(root().join("crds/kcm"));
-    server.load_crds_dir(root().join("crds/flux"));
-    server.load_crds_dir(root().join("crds/sveltos"));
-    let mut n = 0;
-    for o in &t.seed {
-        if o["kind"] == "CustomResourceDefinition" {
-            server.load_crd(o);
-        } else {
-            server.create(o.clone());
-        }
-        n += 1;
-    }
+    let mut n = seed(server, &["crds/kcm", "crds/flux", "crds/sveltos"], &t.seed);
     let mut next = 1usize;
     let mut new_uid = || {
         next += 1;
