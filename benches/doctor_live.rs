@@ -384,9 +384,9 @@ fn check_report(stdout: &[u8], sets: usize) {
     let report: Value = serde_json::from_slice(stdout).expect("doctor JSON");
     let sum = &report["summary"];
     let findings = report["findings"].as_array().map_or(0, Vec::len);
-    assert_eq!(sum["service_sets"], sets, "{sum}");
+    assert_eq!(sum["serviceSets"], sets, "{sum}");
     assert_eq!(sum["services"], sets * SERVICES, "{sum}");
-    assert_eq!(sum["healthy_services"], sets * SERVICES, "{sum}");
+    assert_eq!(sum["healthyServices"], sets * SERVICES, "{sum}");
     assert_eq!(findings, 0, "findings: {}", report["findings"]);
 }
 
