@@ -4,8 +4,12 @@
 //! the memory of its JSON; an adapter caches every HelmRelease and Kustomization of the
 //! cluster but reads only the few of the ServiceSet it reconciles. So the text is kept, with
 //! the handful of fields the lookups need, and parsed on read.
+//!
+//! Lookups are indexed: a reconcile reads the objects of one ServiceSet, by name prefix within
+//! its namespace or by owner, and must not scan the whole cache (at 10,000 ServiceSets × 5
+//! services, a scan per reconcile made converging quadratic).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
 use futures::{Stream, StreamExt};
@@ -24,12 +28,71 @@ struct Entry {
     text: Box<str>,
 }
 
+type Key = (String, String);
+
 #[derive(Default)]
 struct State {
-    /// By (namespace, name).
-    objects: HashMap<(String, String), Entry>,
+    /// By (namespace, name), in order: the objects of a name prefix are one range.
+    objects: BTreeMap<Key, Entry>,
+    /// Owner uid → the objects it owns.
+    owned: HashMap<String, BTreeSet<Key>>,
     /// A relist in progress: the new contents, swapped in at InitDone.
-    relist: Option<HashMap<(String, String), Entry>>,
+    relist: Option<BTreeMap<Key, Entry>>,
+}
+
+impl State {
+    fn index(&mut self, key: &Key, owners: &[String]) {
+        for uid in owners {
+            self.owned
+                .entry(uid.clone())
+                .or_default()
+                .insert(key.clone());
+        }
+    }
+
+    fn unindex(&mut self, key: &Key, owners: &[String]) {
+        for uid in owners {
+            if let Some(keys) = self.owned.get_mut(uid) {
+                keys.remove(key);
+                if keys.is_empty() {
+                    self.owned.remove(uid);
+                }
+            }
+        }
+    }
+
+    fn insert(&mut self, key: Key, e: Entry) {
+        self.index(&key, &e.owners);
+        if let Some(old) = self.objects.insert(key.clone(), e) {
+            // Owners the new version still has were just indexed again: unindex only the rest.
+            let now = &self.objects[&key].owners;
+            let gone: Vec<String> = old
+                .owners
+                .into_iter()
+                .filter(|u| !now.contains(u))
+                .collect();
+            self.unindex(&key, &gone);
+        }
+    }
+
+    fn remove(&mut self, key: &Key) {
+        if let Some(old) = self.objects.remove(key) {
+            self.unindex(key, &old.owners);
+        }
+    }
+
+    fn replace(&mut self, fresh: BTreeMap<Key, Entry>) {
+        self.objects = fresh;
+        self.owned.clear();
+        let all: Vec<(Key, Vec<String>)> = self
+            .objects
+            .iter()
+            .map(|(k, e)| (k.clone(), e.owners.clone()))
+            .collect();
+        for (k, owners) in all {
+            self.index(&k, &owners);
+        }
+    }
 }
 
 /// The cache of one kind. Clones share it.
@@ -41,7 +104,7 @@ pub struct TextCache {
     ready_tx: Arc<watch::Sender<bool>>,
 }
 
-fn key(o: &DynamicObject) -> (String, String) {
+fn key(o: &DynamicObject) -> Key {
     (
         o.metadata.namespace.clone().unwrap_or_default(),
         o.metadata.name.clone().unwrap_or_default(),
@@ -95,21 +158,17 @@ impl TextCache {
     pub(super) fn apply(&self, ev: &watcher::Event<DynamicObject>) {
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         match ev {
-            watcher::Event::Apply(o) => {
-                st.objects.insert(key(o), entry(o));
-            }
-            watcher::Event::Delete(o) => {
-                st.objects.remove(&key(o));
-            }
-            watcher::Event::Init => st.relist = Some(HashMap::new()),
+            watcher::Event::Apply(o) => st.insert(key(o), entry(o)),
+            watcher::Event::Delete(o) => st.remove(&key(o)),
+            watcher::Event::Init => st.relist = Some(BTreeMap::new()),
             watcher::Event::InitApply(o) => {
                 st.relist
-                    .get_or_insert_with(HashMap::new)
+                    .get_or_insert_with(BTreeMap::new)
                     .insert(key(o), entry(o));
             }
             watcher::Event::InitDone => {
                 if let Some(fresh) = st.relist.take() {
-                    st.objects = fresh;
+                    st.replace(fresh);
                 }
                 let _ = self.ready_tx.send(true);
             }
@@ -122,14 +181,25 @@ impl TextCache {
         let _ = rx.wait_for(|r| *r).await;
     }
 
-    /// The objects of `namespace` that `pick(name, owner uids)` selects, parsed, with
-    /// apiVersion and kind.
-    pub fn select(&self, namespace: &str, pick: impl Fn(&str, &[String]) -> bool) -> Vec<Value> {
+    /// The objects of `namespace` whose name starts with `prefix` or that `owner` (a uid) owns,
+    /// parsed, with apiVersion and kind, in name order.
+    pub fn select(&self, namespace: &str, prefix: &str, owner: &str) -> Vec<Value> {
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        st.objects
-            .iter()
-            .filter(|((ns, name), e)| ns == namespace && pick(name, &e.owners))
-            .filter_map(|(_, e)| serde_json::from_str::<Value>(&e.text).ok())
+        let by_name = st
+            .objects
+            .range((namespace.to_string(), prefix.to_string())..)
+            .take_while(|((ns, name), _)| ns == namespace && name.starts_with(prefix))
+            .map(|(k, _)| k);
+        let by_owner = st
+            .owned
+            .get(owner)
+            .into_iter()
+            .flatten()
+            .filter(|(ns, _)| ns == namespace);
+        let keys: BTreeSet<&Key> = by_name.chain(by_owner).collect();
+        keys.into_iter()
+            .filter_map(|k| st.objects.get(k))
+            .filter_map(|e| serde_json::from_str::<Value>(&e.text).ok())
             .map(|mut v| {
                 if let Value::Object(m) = &mut v {
                     m.insert("apiVersion".into(), self.ar.api_version.clone().into());
@@ -161,41 +231,83 @@ mod tests {
         .unwrap()
     }
 
-    #[test]
-    fn follows_the_events_and_relists() {
-        let ar = ApiResource {
+    fn ar() -> ApiResource {
+        ApiResource {
             group: "helm.toolkit.fluxcd.io".into(),
             version: "v2".into(),
             api_version: "helm.toolkit.fluxcd.io/v2".into(),
             kind: "HelmRelease".into(),
             plural: "helmreleases".into(),
-        };
-        let c = TextCache::new(ar);
+        }
+    }
+
+    fn names(objects: Vec<Value>) -> Vec<String> {
+        objects
+            .iter()
+            .map(|v| v["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn selects_by_name_prefix_and_by_owner_through_updates() {
+        let c = TextCache::new(ar());
+        c.apply(&watcher::Event::Init);
+        c.apply(&watcher::Event::InitDone);
+        for (name, owner) in [
+            ("set-a", "u1"),
+            ("set-b", "u1"),
+            ("set-x-a", "u2"),
+            ("other", "u1"),
+            ("zzz", "u3"),
+        ] {
+            c.apply(&watcher::Event::Apply(obj(name, owner)));
+        }
+        // "set-" also matches the objects of a set named "set-x": callers check the owner.
+        assert_eq!(
+            names(c.select("ns", "set-", "none")),
+            ["set-a", "set-b", "set-x-a"]
+        );
+        assert_eq!(
+            names(c.select("ns", "set-b", "u1")),
+            ["other", "set-a", "set-b"]
+        );
+        assert!(c.select("elsewhere", "set-", "u1").is_empty());
+        // An owner that changes moves the object in the index; a deletion removes it.
+        c.apply(&watcher::Event::Apply(obj("other", "u3")));
+        assert_eq!(names(c.select("ns", "-", "u1")), ["set-a", "set-b"]);
+        assert_eq!(names(c.select("ns", "-", "u3")), ["other", "zzz"]);
+        c.apply(&watcher::Event::Delete(obj("zzz", "u3")));
+        assert_eq!(names(c.select("ns", "-", "u3")), ["other"]);
+        c.apply(&watcher::Event::Delete(obj("other", "u3")));
+        let st = c.state.read().unwrap();
+        assert!(!st.owned.contains_key("u3"), "no empty index entries left");
+    }
+
+    #[test]
+    fn follows_the_events_and_relists() {
+        let c = TextCache::new(ar());
         c.apply(&watcher::Event::Init);
         c.apply(&watcher::Event::InitApply(obj("a", "u1")));
-        assert!(
-            c.select("ns", |_, _| true).is_empty(),
-            "not before InitDone"
-        );
+        assert!(c.select("ns", "", "").is_empty(), "not before InitDone");
         c.apply(&watcher::Event::InitDone);
         c.apply(&watcher::Event::Apply(obj("b", "u2")));
-        let owned = c.select("ns", |_, o| o.iter().any(|u| u == "u2"));
+        let owned = c.select("ns", "zz", "u2");
         assert_eq!(owned.len(), 1);
         assert_eq!(owned[0]["metadata"]["name"], "b");
         assert_eq!(owned[0]["kind"], "HelmRelease");
         assert_eq!(c.managed(), 2);
         c.apply(&watcher::Event::Delete(obj("a", "u1")));
-        assert_eq!(c.select("ns", |_, _| true).len(), 1);
+        assert_eq!(c.select("ns", "", "").len(), 1);
         // A relist replaces everything at its end.
         c.apply(&watcher::Event::Init);
         c.apply(&watcher::Event::InitApply(obj("c", "u3")));
         c.apply(&watcher::Event::InitDone);
         let names: Vec<Value> = c
-            .select("ns", |_, _| true)
+            .select("ns", "", "")
             .iter()
             .map(|v| v["metadata"]["name"].clone())
             .collect();
         assert_eq!(names, [json!("c")]);
-        assert!(c.select("other", |_, _| true).is_empty());
+        assert!(c.select("other", "", "").is_empty());
     }
 }

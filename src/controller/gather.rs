@@ -84,13 +84,11 @@ pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
         (&ctx.kustomizations, &kinds::KUSTOMIZATION),
     ] {
         let cached: Vec<Value> = cache
-            .select(ns, |n, owners| {
-                n.starts_with(&prefix) || owners.iter().any(|o| o == uid)
-            })
+            .select(ns, &prefix, uid)
             .into_iter()
             .map(|v| ctx.written.freshest(v))
             .collect();
-        let mut extra = ctx.written.only_written(kind.kind, ns, &cached);
+        let mut extra = ctx.written.only_written(kind.kind, ns, &prefix, &cached);
         extra.retain(|v| adapter::controlled_by(v, &set));
         live.extend(cached);
         live.extend(extra);

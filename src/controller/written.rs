@@ -12,8 +12,12 @@
 //! versions lags behind; a cached copy at the written version has caught up; a cached copy at
 //! any other version was written by someone else after the controller (a watch delivers
 //! versions in order), so it is newer.
+//!
+//! The entries are ordered by (kind, namespace, name), so a reconcile reads those of its own
+//! ServiceSet as one range by name prefix; entries past their time are swept at most once a
+//! second. Nothing here scans every entry per reconcile.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -51,14 +55,39 @@ struct Entry {
     at: Instant,
 }
 
-/// By (kind, namespace, name): the newest object the API server returned, and when.
+/// How often entries older than [`FORGOTTEN_AFTER`] are swept.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+#[derive(Default)]
+struct Entries {
+    /// By (kind, namespace, name): the newest object the API server returned, and when.
+    by_key: BTreeMap<Key, Entry>,
+    swept: Option<Instant>,
+}
+
+impl Entries {
+    fn sweep(&mut self) {
+        if self.swept.is_some_and(|t| t.elapsed() < SWEEP_EVERY) {
+            return;
+        }
+        self.swept = Some(Instant::now());
+        self.by_key.retain(|_, e| e.at.elapsed() < FORGOTTEN_AFTER);
+    }
+
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+}
+
+/// The replies of the controller's own writes.
 #[derive(Default)]
 pub struct Written {
-    objects: Mutex<HashMap<Key, Entry>>,
+    objects: Mutex<Entries>,
 }
 
 impl Written {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.objects.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -66,7 +95,7 @@ impl Written {
     pub fn freshest(&self, cached: Value) -> Value {
         let key = key_of(&cached);
         let mut w = self.lock();
-        match w.get(&key) {
+        match w.by_key.get(&key) {
             Some(e)
                 if e.older.iter().any(|o| o == rv(&cached))
                     && Object(&e.object).uid() == Object(&cached).uid() =>
@@ -75,29 +104,46 @@ impl Written {
             }
             Some(_) => {
                 // The cache caught up, or someone wrote after us.
-                w.remove(&key);
+                w.by_key.remove(&key);
                 cached
             }
             None => cached,
         }
     }
 
-    /// Objects of `kind` in `namespace` the controller wrote and the cache does not show yet.
-    pub fn only_written(&self, kind: &str, namespace: &str, cached: &[Value]) -> Vec<Value> {
+    /// Objects of `kind` in `namespace` whose name starts with `prefix` that the controller
+    /// wrote and `cached` (the cache's objects of that prefix) does not show yet. A reply that
+    /// stood in for a missing object longer than [`WRITTEN_TTL`] is dropped.
+    pub fn only_written(
+        &self,
+        kind: &str,
+        namespace: &str,
+        prefix: &str,
+        cached: &[Value],
+    ) -> Vec<Value> {
+        let shown: HashSet<Key> = cached.iter().map(key_of).collect();
         let mut w = self.lock();
-        w.retain(|key, e| {
-            let age = e.at.elapsed();
-            age < FORGOTTEN_AFTER
-                && (age < WRITTEN_TTL
-                    || key.0 != kind
-                    || key.1 != namespace
-                    || cached.iter().any(|c| key_of(c) == *key))
-        });
-        w.iter()
-            .filter(|((k, ns, _), _)| k == kind && ns == namespace)
-            .filter(|(key, _)| !cached.iter().any(|c| key_of(c) == **key))
-            .map(|(_, e)| e.object.clone())
-            .collect()
+        w.sweep();
+        let from = (kind.to_string(), namespace.to_string(), prefix.to_string());
+        let mut out = Vec::new();
+        let mut expired = Vec::new();
+        for (key, e) in w.by_key.range(from..) {
+            if key.0 != kind || key.1 != namespace || !key.2.starts_with(prefix) {
+                break;
+            }
+            if shown.contains(key) {
+                continue;
+            }
+            if e.at.elapsed() < WRITTEN_TTL {
+                out.push(e.object.clone());
+            } else {
+                expired.push(key.clone());
+            }
+        }
+        for key in expired {
+            w.by_key.remove(&key);
+        }
+        out
     }
 
     /// Keeps `reply`, the result of a write made from the version `from` of the object (None
@@ -105,7 +151,8 @@ impl Written {
     pub fn remember(&self, reply: Value, from: Option<&str>) {
         let key = key_of(&reply);
         let mut w = self.lock();
-        let mut older = match w.remove(&key) {
+        w.sweep();
+        let mut older = match w.by_key.remove(&key) {
             Some(prev) if Object(&prev.object).uid() == Object(&reply).uid() => {
                 let mut o = prev.older;
                 o.push(rv(&prev.object).to_string());
@@ -119,7 +166,7 @@ impl Written {
         older.retain(|o| o != rv(&reply));
         older.sort();
         older.dedup();
-        w.insert(
+        w.by_key.insert(
             key,
             Entry {
                 object: reply,
@@ -131,6 +178,7 @@ impl Written {
 
     pub fn forget(&self, kind: &str, namespace: &str, name: &str) {
         self.lock()
+            .by_key
             .remove(&(kind.to_string(), namespace.to_string(), name.to_string()));
     }
 }
@@ -179,8 +227,13 @@ mod tests {
         let mut hr = set("5");
         hr["kind"] = json!("HelmRelease");
         w.remember(hr.clone(), None);
-        assert_eq!(w.only_written("HelmRelease", "n", &[]).len(), 1);
-        assert!(w.only_written("HelmRelease", "n", &[hr.clone()]).is_empty());
+        assert_eq!(w.only_written("HelmRelease", "n", "", &[]).len(), 1);
+        assert_eq!(w.only_written("HelmRelease", "n", "a", &[]).len(), 1);
+        assert!(w.only_written("HelmRelease", "n", "b", &[]).is_empty());
+        assert!(
+            w.only_written("HelmRelease", "n", "", &[hr.clone()])
+                .is_empty()
+        );
         // Any version of it in the cache is at least as new as the create.
         let mut later = hr.clone();
         later["metadata"]["resourceVersion"] = json!("3");
