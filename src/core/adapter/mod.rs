@@ -17,6 +17,7 @@
 //! - `deployed` is true when every service is Deployed;
 //! - the `ServicesInReadyState` condition with message `<deployed>/<total>`.
 
+pub mod ownership;
 mod status;
 pub mod sync;
 

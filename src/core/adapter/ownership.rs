@@ -1,0 +1,291 @@
+//! Who owns a release when several ServiceSets of this adapter deploy it.
+//!
+//! Pure: the caller lists every claim (one per service of every ServiceSet the adapter
+//! manages, all shards included) and gets one verdict per claim. The rule follows kcm's own
+//! provider (Sveltos tiers, tier = 2147483647 − priority): the higher priority wins; on equal
+//! priority the older ServiceSet keeps the release (creationTimestamp, then namespace/name),
+//! so every replica and every restart reaches the same decision from the same cache.
+//! A loser is Failed, or Pending while the owner is being deleted (it takes over once the
+//! owner is gone from the inputs).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::api::sveltos::{DEFAULT_PRIORITY, MAX_PRIORITY, MIN_PRIORITY};
+
+/// What two claims fight over on one target cluster.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Target {
+    /// One Helm release: (cluster, release namespace, release name).
+    Release {
+        cluster: String,
+        namespace: String,
+        name: String,
+    },
+    /// Two Kustomizations applying the same path of the same source (to the same namespace).
+    Kustomization {
+        cluster: String,
+        source: String,
+        path: String,
+        target_namespace: String,
+    },
+}
+
+/// One service of one ServiceSet laying claim to a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub target: Target,
+    pub namespace: String,
+    pub service_set: String,
+    pub service: String,
+    pub priority: i64,
+    pub created: Option<DateTime<Utc>>,
+    /// The ServiceSet has a deletionTimestamp.
+    pub deleting: bool,
+}
+
+/// The decision for one claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Owns,
+    /// `owner` indexes the winning claim; `pending` when that owner is being deleted.
+    Lost {
+        owner: usize,
+        pending: bool,
+    },
+}
+
+/// The priority of a provider config: `priority`, default 100, valid 1…2147483646 as in kcm.
+pub fn priority(config: Option<&Value>) -> Result<i64, String> {
+    let Some(p) = config.and_then(|c| c.get("priority")) else {
+        return Ok(DEFAULT_PRIORITY);
+    };
+    match p.as_i64() {
+        Some(p) if (MIN_PRIORITY..=MAX_PRIORITY).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "provider config priority {p} is not an integer in {MIN_PRIORITY}…{MAX_PRIORITY}"
+        )),
+    }
+}
+
+/// One verdict per claim, in input order. Independent of the input order.
+pub fn decide(claims: &[Claim]) -> Vec<Verdict> {
+    let mut by_target: BTreeMap<&Target, usize> = BTreeMap::new();
+    for (i, c) in claims.iter().enumerate() {
+        by_target
+            .entry(&c.target)
+            .and_modify(|w| {
+                if outranks(c, &claims[*w]) {
+                    *w = i;
+                }
+            })
+            .or_insert(i);
+    }
+    claims
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let w = by_target[&c.target];
+            if w == i {
+                Verdict::Owns
+            } else {
+                Verdict::Lost {
+                    owner: w,
+                    pending: claims[w].deleting,
+                }
+            }
+        })
+        .collect()
+}
+
+/// The failureMessage of a losing claim.
+pub fn loser_message(loser: &Claim, owner: &Claim) -> String {
+    let what = match &loser.target {
+        Target::Release {
+            cluster,
+            namespace,
+            name,
+        } => format!("release {namespace}/{name} on cluster {cluster}"),
+        Target::Kustomization {
+            cluster,
+            source,
+            path,
+            ..
+        } => format!("path {path} of {source} on cluster {cluster}"),
+    };
+    let deleting = if owner.deleting {
+        " (being deleted: this service takes over when it is gone)"
+    } else {
+        ""
+    };
+    format!(
+        "{what} is owned by service {} of ServiceSet {}/{}{deleting}: its priority {} against this one's {}",
+        owner.service, owner.namespace, owner.service_set, owner.priority, loser.priority
+    )
+}
+
+/// Higher priority, then older (a missing creationTimestamp counts as newest), then
+/// namespace/name, then service name.
+fn outranks(a: &Claim, b: &Claim) -> bool {
+    let key = |c: &Claim| {
+        (
+            std::cmp::Reverse(c.priority),
+            c.created.is_none(),
+            c.created,
+            (
+                c.namespace.clone(),
+                c.service_set.clone(),
+                c.service.clone(),
+            ),
+        )
+    };
+    key(a) < key(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn release() -> Target {
+        Target::Release {
+            cluster: "kcm-system/dev".into(),
+            namespace: "ingress".into(),
+            name: "nginx".into(),
+        }
+    }
+
+    fn claim(set: &str, priority: i64, created: &str) -> Claim {
+        Claim {
+            target: release(),
+            namespace: "kcm-system".into(),
+            service_set: set.into(),
+            service: "nginx".into(),
+            priority,
+            created: (!created.is_empty()).then(|| created.parse().unwrap()),
+            deleting: false,
+        }
+    }
+
+    #[test]
+    fn higher_priority_wins_whatever_the_age() {
+        let c = [
+            claim("old", 100, "2026-01-01T00:00:00Z"),
+            claim("new", 500, "2026-06-01T00:00:00Z"),
+        ];
+        assert_eq!(
+            decide(&c),
+            [
+                Verdict::Lost {
+                    owner: 1,
+                    pending: false
+                },
+                Verdict::Owns
+            ]
+        );
+        assert_eq!(
+            loser_message(&c[0], &c[1]),
+            "release ingress/nginx on cluster kcm-system/dev is owned by service nginx of ServiceSet kcm-system/new: its priority 500 against this one's 100"
+        );
+    }
+
+    #[test]
+    fn ties_go_to_the_older_then_to_the_name_in_any_input_order() {
+        let mut c = vec![
+            claim("b", 100, "2026-01-01T00:00:00Z"),
+            claim("a", 100, "2026-01-01T00:00:00Z"),
+            claim("z", 100, "2025-12-31T00:00:00Z"),
+            claim("none", 100, ""),
+        ];
+        assert_eq!(decide(&c)[2], Verdict::Owns);
+        c.remove(2);
+        let v = decide(&c);
+        assert_eq!(v[1], Verdict::Owns, "same age: a before b");
+        assert_eq!(
+            v[2],
+            Verdict::Lost {
+                owner: 1,
+                pending: false
+            }
+        );
+        c.reverse(); // none, a, b
+        let v = decide(&c);
+        assert_eq!(v[1], Verdict::Owns, "input order does not matter");
+        assert_eq!(
+            v[0],
+            Verdict::Lost {
+                owner: 1,
+                pending: false
+            },
+            "no creationTimestamp: newest"
+        );
+    }
+
+    #[test]
+    fn three_way_and_other_targets_are_independent() {
+        let mut other = claim("c", 1, "2026-03-01T00:00:00Z");
+        other.target = Target::Kustomization {
+            cluster: "kcm-system/dev".into(),
+            source: "GitRepository/kcm-system/apps".into(),
+            path: "./ingress".into(),
+            target_namespace: String::new(),
+        };
+        let c = [
+            claim("a", 100, "2026-01-01T00:00:00Z"),
+            claim("b", 300, "2026-02-01T00:00:00Z"),
+            claim("c", 200, "2026-01-15T00:00:00Z"),
+            other,
+        ];
+        let lost = Verdict::Lost {
+            owner: 1,
+            pending: false,
+        };
+        assert_eq!(
+            decide(&c),
+            [lost.clone(), Verdict::Owns, lost, Verdict::Owns]
+        );
+    }
+
+    #[test]
+    fn a_deleting_winner_keeps_losers_pending_and_its_removal_hands_over() {
+        let mut c = vec![
+            claim("winner", 300, "2026-01-01T00:00:00Z"),
+            claim("second", 200, "2026-02-01T00:00:00Z"),
+            claim("third", 100, "2026-03-01T00:00:00Z"),
+        ];
+        c[0].deleting = true;
+        let pending = Verdict::Lost {
+            owner: 0,
+            pending: true,
+        };
+        assert_eq!(decide(&c), [Verdict::Owns, pending.clone(), pending]);
+        assert!(loser_message(&c[1], &c[0]).contains("being deleted"));
+        c.remove(0);
+        assert_eq!(
+            decide(&c),
+            [
+                Verdict::Owns,
+                Verdict::Lost {
+                    owner: 0,
+                    pending: false
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn priority_defaults_and_range_as_kcm() {
+        assert_eq!(priority(None), Ok(100));
+        assert_eq!(priority(Some(&json!({"stopOnConflict": true}))), Ok(100));
+        assert_eq!(priority(Some(&json!({"priority": 1}))), Ok(1));
+        assert_eq!(
+            priority(Some(&json!({"priority": 2147483646}))),
+            Ok(2147483646)
+        );
+        assert!(priority(Some(&json!({"priority": 0}))).is_err());
+        assert!(priority(Some(&json!({"priority": 2147483647}))).is_err());
+        assert!(priority(Some(&json!({"priority": "high"}))).is_err());
+    }
+}
