@@ -583,6 +583,60 @@ fn lint_memory_is_bounded_by_the_largest_file_not_the_sum() {
     }
 }
 
+/// `n` ServiceSets naming a provider no earlier input defines (`ksm-flux`), one in 16 a near
+/// miss of it (`ksm-flx`).
+fn write_service_sets(w: &mut dyn Write, n: usize) {
+    for i in 0..n {
+        let provider = if i % 16 == 0 { "ksm-flx" } else { "ksm-flux" };
+        write!(
+            w,
+            "---\napiVersion: k0rdent.mirantis.com/v1beta1\nkind: ServiceSet\nmetadata:\n  name: set-{i}\n  namespace: team-{i}\nspec:\n  cluster: cluster-{i}\n  provider:\n    name: {provider}\n  services: []\n"
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn lint_memory_across_files_is_not_the_sum_of_the_files() {
+    // KSM406 checks provider references against the SMPs of every input, so references are
+    // kept until the last file is read: they must not keep their files' text alive.
+    let dir = Scratch::new("lint-refs");
+    const SETS: usize = 20_000;
+    let file = dir.write_with("one/a.yaml", |w| write_service_sets(w, SETS));
+    let size = std::fs::metadata(&file).unwrap().len();
+    std::fs::create_dir_all(dir.path("eight")).unwrap();
+    for i in 0..8 {
+        std::fs::copy(&file, dir.path(&format!("eight/{i}.yaml"))).unwrap();
+    }
+    let smp = "apiVersion: k0rdent.mirantis.com/v1beta1\nkind: StateManagementProvider\nmetadata:\n  name: ksm-flux\nspec:\n  adapter:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: a\n    namespace: kcm-system\n    readinessRule: has(self.status) && has(self.status.conditions)\n  provisioner: []\n  provisionerCRDs: []\n  selector:\n    matchLabels: {a: b}\n  suspend: false\n";
+    std::fs::write(dir.path("one/z-smp.yaml"), smp).unwrap();
+    std::fs::write(dir.path("eight/z-smp.yaml"), smp).unwrap();
+    let single = ksm(&["lint", &dir.path("one"), "-o", "github"]);
+    let eight = ksm(&["lint", &dir.path("eight"), "-o", "github"]);
+    let floor = own_peak_kib();
+    println!(
+        "lint of ServiceSets: one file of {size} bytes: {} KiB; eight of them: {} KiB",
+        single.max_rss_kib, eight.max_rss_kib
+    );
+    // The near misses of the SMP defined last are found in every file.
+    let near_misses = SETS.div_ceil(16);
+    single
+        .exits(0)
+        .says("did you mean")
+        .says(&format!("{near_misses} warnings"));
+    eight
+        .exits(0)
+        .says(&format!("{} warnings", 8 * near_misses));
+    // Eight files' text is 8 x {size} bytes (keeping it took 61 MiB more than one file);
+    // what stays of each is its 20,000 references' positions, tens of bytes each.
+    assert!(
+        eight.max_rss_kib < single.max_rss_kib.max(floor) + 16 * 1024,
+        "eight files took {} KiB, one {} KiB",
+        eight.max_rss_kib,
+        single.max_rss_kib
+    );
+}
+
 /// Writes about `bytes` of SMPs with findings (two each).
 fn write_smps_of_size(w: &mut dyn Write, bytes: usize) -> usize {
     let mut counted = CountingWriter(w, 0);

@@ -108,7 +108,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         writeln!(io.stderr, "note: {note}")?;
     }
     // The SMPs and provider references of every input, checked together at the end.
-    let mut providers = lint::SourceReport::default();
+    let mut providers = lint::rules::provider_name::Providers::default();
     for path in expanded.inputs {
         let source = path.and_then(|p| input::read_source(&p, io.stdin));
         let diagnostics = match source {
@@ -131,8 +131,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
                 summary.skipped += linted.skipped;
                 summary.suppressed += linted.suppressed;
                 unreadable |= linted.unreadable;
-                providers.smps.extend(linted.smps);
-                providers.provider_refs.extend(linted.provider_refs);
+                providers.absorb(linted.providers);
                 linted.diagnostics
             }
             Err(InputError { path, message }) => {
@@ -145,7 +144,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         warnings |= diagnostics.iter().any(|d| d.severity == Severity::Warning);
         report.write(&diagnostics)?;
     }
-    let across = lint::provider_findings(&[&providers]);
+    let across = providers.findings();
     summary.count(&across);
     warnings |= across.iter().any(|d| d.severity == Severity::Warning);
     report.write(&across)?;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::core::codes;
 use crate::diag::CodeInfo;
-use crate::diag::{Diagnostic, Severity, Source};
+use crate::diag::{Diagnostic, MAX_SHOWN_LINE, Severity, Source};
 
 /// Totals of a lint run.
 #[derive(Debug, Default, Clone, Copy, serde::Serialize)]
@@ -259,14 +259,12 @@ pub fn human_width(
     Ok(())
 }
 
-/// Lines longer than this are not shown in excerpts.
-const MAX_EXCERPT_LINE: usize = 1000;
-
 /// Whether a line of the excerpt around `first..=last` (one line of context each side) is
 /// too long to show.
 fn excerpt_too_wide(source: &Source, first: usize, last: usize) -> bool {
-    (first.saturating_sub(1).max(1)..=last + 1)
-        .any(|line| source.line_text(line).len() > MAX_EXCERPT_LINE)
+    source.is_partial()
+        || (first.saturating_sub(1).max(1)..=last + 1)
+            .any(|line| source.line_text(line).len() > MAX_SHOWN_LINE)
 }
 
 fn location(d: &Diagnostic) -> Value {
