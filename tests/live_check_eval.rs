@@ -416,3 +416,90 @@ fn kubectl_habits_on_live_reads() {
     assert!(err.contains("request headers:"), "{err}");
     only_reads(&l);
 }
+
+#[test]
+fn a_secrets_data_never_shows_in_live_explanations() {
+    let l = live("smp-not-ready");
+    l.server.load_objects_yaml(
+        r#"
+apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: flux-system
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"data":{"password":"c3VwZXJzZWNyZXQ="}}'
+data:
+  password: c3VwZXJzZWNyZXQ=
+stringData:
+  token: hunter2-token
+---
+apiVersion: k0rdent.mirantis.com/v1beta1
+kind: StateManagementProvider
+metadata:
+  name: ksm-secretive
+spec:
+  adapter:
+    apiVersion: v1
+    kind: Secret
+    name: creds
+    namespace: flux-system
+    readinessRule: self.data.password == 'x' || self.stringData.token.startsWith('zz')
+  provisioner: []
+  provisionerCRDs: []
+  selector: {}
+  suspend: false
+"#,
+    );
+    let leaks = |what: &str, out: &Output| {
+        let t = text(out);
+        for hidden in ["c3VwZXJz", "hunter2"] {
+            assert!(!t.contains(hidden), "{what}: {t}");
+        }
+        t
+    };
+    for format in ["human", "json"] {
+        let out = ksm(&l, &["check", "ksm-secretive", "-o", format]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let t = leaks(&format!("check -o {format}"), &out);
+        assert!(t.contains("redacted: 16 bytes"), "check -o {format}: {t}");
+        for rule in [
+            "self == {}",
+            "self.data.password == 'x'",
+            "self.stringData.token + 'x' == 'y'",
+            "self.data[self.stringData.token] == 'x'",
+        ] {
+            let out = ksm(
+                &l,
+                &[
+                    "eval",
+                    rule,
+                    "secret/creds",
+                    "-n",
+                    "flux-system",
+                    "-o",
+                    format,
+                ],
+            );
+            assert!(
+                out.status.code().is_some_and(|c| c < 2),
+                "{rule}: {}",
+                text(&out)
+            );
+            leaks(&format!("eval {rule} -o {format}"), &out);
+        }
+    }
+    let rule = "self.data == {} || self.stringData == {}";
+    let out = ksm(&l, &["eval", rule, "secret/creds", "-n", "flux-system"]);
+    let t = leaks(rule, &out);
+    assert!(
+        t.contains("\"password\": <redacted: 16 bytes>")
+            && t.contains("\"token\": <redacted: 13 bytes>"),
+        "{t}"
+    );
+    for format in ["human", "json"] {
+        let out = ksm(&l, &["doctor", "-A", "-o", format]);
+        leaks(&format!("doctor -o {format}"), &out);
+    }
+    only_reads(&l);
+}
