@@ -800,3 +800,40 @@ fn every_family_of_codes_is_explained() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Counts of one read in the singular, in every subcommand's summary.
+#[test]
+fn counts_of_one_are_singular() {
+    let dir = std::env::temp_dir().join(format!("ksm-singular-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = dir.join("one.yaml");
+    std::fs::write(
+        &one,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: n\nstringData:\n  k: a\n",
+    )
+    .unwrap();
+    let text = |o: Output| {
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
+    };
+    let out = text(
+        ksm()
+            .args(["eval", "self.stringData.k == 'b'", "-f"])
+            .arg(&one)
+            .output()
+            .unwrap(),
+    );
+    assert!(out.contains("1 object: 0 true, 1 false, 0 failed"), "{out}");
+    assert!(out.contains("<redacted: 1 byte>"), "{out}");
+    let saved = dir.join("saved.yaml");
+    let out = text(
+        ksm()
+            .args(["doctor", "--from"])
+            .arg(&one)
+            .arg("--save")
+            .arg(&saved)
+            .output()
+            .unwrap(),
+    );
+    assert!(out.contains("saved 1 object to "), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
