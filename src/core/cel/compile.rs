@@ -73,6 +73,26 @@ pub fn compile_with(
     }
 }
 
+/// Runs `job`, which parses `rule` with the `cel` crate's parser, where [`compile_with`] would
+/// parse it: in place for a short rule, and for a long one on a thread of its own with the
+/// compiler's stack. The parser's recursion then never runs deep on the caller's stack, and
+/// the memory of its tree is taken (and given back) where the compile's was, instead of a
+/// second time beside it. None if that thread cannot start or the job panics.
+pub fn with_parser_stack<T: Send>(rule: &str, job: impl FnOnce() -> T + Send) -> Option<T> {
+    if rule.len() <= WORKER_MAX_CODE_POINTS {
+        return Some(job());
+    }
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("cel-parse".into())
+            .stack_size(COMPILE_STACK)
+            .spawn_scoped(scope, job)
+            .ok()?
+            .join()
+            .ok()
+    })
+}
+
 /// The long-lived compiler thread: one at a time, jobs are handed over and waited for.
 mod worker {
     use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -36,6 +36,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
+pub use compile::with_parser_stack;
 pub use cost::Resource;
 pub use explain::{Clause, ClauseKind};
 pub use time::{Duration, Timestamp};
