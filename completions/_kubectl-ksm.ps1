@@ -54,6 +54,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the documentation of a code (lint, render or doctor: KSM204, KSM609, or its name)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Files linted at once (default: the CPUs this process may use); the report is the same whatever the number, in input order')
+            [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Files linted at once (default: the CPUs this process may use); the report is the same whatever the number, in input order')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log level, as kubectl''s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers')
             [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log level, as kubectl''s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers')

@@ -56,6 +56,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s o -l ou
 json\t'A versioned JSON report'
 sarif\t'SARIF 2.1.0 (code scanning)'
 github\t'GitHub Actions workflow annotations'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s j -l jobs -d 'Files linted at once (default: the CPUs this process may use); the report is the same whatever the number, in input order' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"

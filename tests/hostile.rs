@@ -560,8 +560,13 @@ fn lint_memory_is_bounded_by_the_largest_file_not_the_sum() {
     for format in ["json", "sarif"] {
         let single = ksm(&["lint", &file, "-o", format]);
         single.exits(1);
-        let four = ksm(&["lint", &dir.path("four"), "-o", format]);
+        // One job: the files one after the other, the largest bounds the memory. Two jobs:
+        // at most three files held at a time (two linted, one of slack).
+        let four = ksm(&["lint", "-j", "1", &dir.path("four"), "-o", format]);
         four.exits(1);
+        let two_jobs = ksm(&["lint", "-j", "2", &dir.path("four"), "-o", format]);
+        two_jobs.exits(1);
+        assert_eq!(two_jobs.stdout_len, four.stdout_len);
         // A child's reported peak is at least this process's own peak when it was spawned
         // (see the module docs): the other tests of this binary run alongside.
         let floor = own_peak_kib();
@@ -574,6 +579,12 @@ fn lint_memory_is_bounded_by_the_largest_file_not_the_sum() {
             four.max_rss_kib < single.max_rss_kib.max(floor) + 16 * 1024,
             "-o {format}: four files took {} KiB, one {} KiB",
             four.max_rss_kib,
+            single.max_rss_kib
+        );
+        assert!(
+            two_jobs.max_rss_kib < 3 * single.max_rss_kib.max(floor) + 16 * 1024,
+            "-o {format} -j 2: four files took {} KiB, one {} KiB",
+            two_jobs.max_rss_kib,
             single.max_rss_kib
         );
         if format == "json" {
@@ -611,8 +622,8 @@ fn lint_memory_across_files_is_not_the_sum_of_the_files() {
     let smp = "apiVersion: k0rdent.mirantis.com/v1beta1\nkind: StateManagementProvider\nmetadata:\n  name: ksm-flux\nspec:\n  adapter:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: a\n    namespace: kcm-system\n    readinessRule: has(self.status) && has(self.status.conditions)\n  provisioner: []\n  provisionerCRDs: []\n  selector:\n    matchLabels: {a: b}\n  suspend: false\n";
     std::fs::write(dir.path("one/z-smp.yaml"), smp).unwrap();
     std::fs::write(dir.path("eight/z-smp.yaml"), smp).unwrap();
-    let single = ksm(&["lint", &dir.path("one"), "-o", "github"]);
-    let eight = ksm(&["lint", &dir.path("eight"), "-o", "github"]);
+    let single = ksm(&["lint", "-j", "1", &dir.path("one"), "-o", "github"]);
+    let eight = ksm(&["lint", "-j", "1", &dir.path("eight"), "-o", "github"]);
     let floor = own_peak_kib();
     println!(
         "lint of ServiceSets: one file of {size} bytes: {} KiB; eight of them: {} KiB",
