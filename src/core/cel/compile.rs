@@ -280,10 +280,17 @@ fn compile_inner(
     } else {
         None
     };
+    // One declared variable, the object, in slot 0: what it reads of it.
+    let reads = if decls.variables.len() == 1 {
+        super::project::reads(&root, 0)
+    } else {
+        super::project::Reads::All
+    };
     Ok(CompiledRule {
         source,
         root,
         slot_count,
+        reads,
         declared: decls.variables.len(),
         result_type,
         limits: limits.clone(),

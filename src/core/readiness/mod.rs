@@ -124,7 +124,7 @@ impl Rule {
     /// the empty string when it fails or is not a string (as the verifier does).
     pub fn message_for(&self, object: &Value) -> String {
         match &self.compiled {
-            Some(Ok(c)) => match c.value(&cel_object(object)) {
+            Some(Ok(c)) => match c.value(&cel_object(c, object)) {
                 Ok(cel::Value::String(s)) => s.to_string(),
                 _ => String::new(),
             },
@@ -175,7 +175,7 @@ impl Rule {
             }
             Some(Ok(c)) => c,
         };
-        let obj = cel_object(object);
+        let obj = cel_object(compiled, object);
         let (verdict, explanation) = compiled.evaluate_explained(
             &obj,
             match explain {
@@ -231,8 +231,8 @@ impl Rule {
 }
 
 /// The object as CEL sees it; a Secret's data never shows in explanations.
-fn cel_object(object: &Value) -> cel::Object {
-    let obj = cel::Object::from_json(object);
+fn cel_object(compiled: &cel::CompiledRule, object: &Value) -> cel::Object {
+    let obj = compiled.object_from_json(object);
     if crate::core::objects::is_secret(object) {
         obj.redacting(crate::core::objects::SECRET_DATA_PATHS)
     } else {
