@@ -27,6 +27,7 @@
 #[path = "../tests/fakeapi/mod.rs"]
 mod fakeapi;
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -195,7 +196,7 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
         }
         _ => Command::new(bin),
     };
-    let mut child = cmd
+    let child = cmd
         .args([
             "run",
             "--provider",
@@ -212,8 +213,13 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
         )
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("adapter.log")).unwrap())
+        // A group of its own: a wrapper (heaptrack is a shell script) runs the adapter as
+        // its child, and a signal to the wrapper alone left the adapter running.
+        .process_group(0)
         .spawn()
         .expect("start the adapter");
+    let mut child = Group(child);
+    let child_id = child.0.id();
     while !converged(&server, sets, services) {
         assert!(
             started.elapsed() < Duration::from_secs(600),
@@ -248,12 +254,9 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
         }
         eprintln!("steady-state requests: {by:#?}");
     }
-    let rss_kib = vm_kib(child.id(), "VmHWM:").unwrap_or(0);
-    let steady_rss_kib = vm_kib(child.id(), "VmRSS:").unwrap_or(0);
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-    let _ = child.wait();
+    let rss_kib = vm_kib(child_id, "VmHWM:").unwrap_or(0);
+    let steady_rss_kib = vm_kib(child_id, "VmRSS:").unwrap_or(0);
+    child.stop();
     if let Ok(keep) = std::env::var("KSM_BENCH_KEEP_LOG") {
         let _ = std::fs::copy(dir.join("adapter.log"), keep);
     }
@@ -266,6 +269,34 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
         steady,
         rss_kib,
         steady_rss_kib,
+    }
+}
+
+/// The adapter's process group (the adapter, or its wrapper and the adapter): SIGTERM to all of
+/// it, and a wait for the wrapper, which ends once the adapter has (heaptrack then writes its
+/// data); on an early end of the benchmark (a panic), SIGKILL.
+struct Group(std::process::Child);
+
+impl Group {
+    fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on the group this process started; no memory is touched.
+        unsafe {
+            libc::kill(-(self.0.id() as i32), sig);
+        }
+    }
+
+    fn stop(&mut self) {
+        self.signal(libc::SIGTERM);
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            self.signal(libc::SIGKILL);
+            let _ = self.0.wait();
+        }
     }
 }
 

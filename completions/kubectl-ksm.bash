@@ -624,7 +624,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__lint)
-            opts="-o -v -n -h -V --strict --config --placeholders --explain --list-rules --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            opts="-o -j -v -n -h -V --strict --config --placeholders --explain --list-rules --output --jobs --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -648,6 +648,14 @@ _kubectl__ksm() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "human json sarif github" -- "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -39,9 +39,9 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -s V -l version -d
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "lint" -d 'Lint StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService manifests'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "eval" -d 'Evaluate a readiness rule against saved objects, with an explanation'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "check" -d 'Check a StateManagementProvider against saved objects: the conditions kcm would set'
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "render" -d 'Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "render" -d 'Render the objects a ServiceSet\'s adapter creates: Sveltos Profile/ClusterProfile (kcm\'s default provider) or Flux HelmRelease/Kustomization'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "diff" -d 'Compare the rendered objects with the live ones: exit 1 on drift, as `flux diff`'
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "doctor" -d 'Diagnose stuck or failed services: SMP → ServiceSet → Flux object → source'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "doctor" -d 'Diagnose stuck or failed services: SMP → ServiceSet → Profile or Flux object → source'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "run" -d 'Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "version" -d 'Print the version, git commit and build date'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish, powershell)'
@@ -56,6 +56,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s o -l ou
 json\t'A versioned JSON report'
 sarif\t'SARIF 2.1.0 (code scanning)'
 github\t'GitHub Actions workflow annotations'"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s j -l jobs -d 'Files linted at once (default: the CPUs this process may use); the report is the same whatever the number, in input order' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -800,3 +800,93 @@ fn every_family_of_codes_is_explained() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Counts of one read in the singular, in every subcommand's summary.
+#[test]
+fn counts_of_one_are_singular() {
+    let dir = std::env::temp_dir().join(format!("ksm-singular-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = dir.join("one.yaml");
+    std::fs::write(
+        &one,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: n\nstringData:\n  k: a\n",
+    )
+    .unwrap();
+    let text = |o: Output| {
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
+    };
+    let out = text(
+        ksm()
+            .args(["eval", "self.stringData.k == 'b'", "-f"])
+            .arg(&one)
+            .output()
+            .unwrap(),
+    );
+    assert!(out.contains("1 object: 0 true, 1 false, 0 failed"), "{out}");
+    assert!(out.contains("<redacted: 1 byte>"), "{out}");
+    let saved = dir.join("saved.yaml");
+    let out = text(
+        ksm()
+            .args(["doctor", "--from"])
+            .arg(&one)
+            .arg("--save")
+            .arg(&saved)
+            .output()
+            .unwrap(),
+    );
+    assert!(out.contains("saved 1 object to "), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `lint -j N` gives the report of `-j 1`, byte for byte, in every format, with the same exit
+/// code: on the repository's test data and on a generated directory of files with findings,
+/// syntax errors, an unreadable file and cross-file provider references.
+#[test]
+fn lint_on_several_threads_reports_as_on_one() {
+    let dir = std::env::temp_dir().join(format!("ksm-jobs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..120 {
+        let text = match i % 6 {
+            0 => format!(
+                "apiVersion: k0rdent.mirantis.com/v1beta1\nkind: StateManagementProvider\nmetadata:\n  name: ksm-flux{i}\nspec:\n  adapter:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: a\n    namespace: kcm-system\n    readinessRule: self.status.readyReplicas > 0\n  provisioner: []\n  provisionerCRDs: []\n  selector:\n    matchLabels: {{a: b}}\n  suspend: false\n  typo{i}: 1\n"
+            ),
+            1 => format!(
+                "apiVersion: k0rdent.mirantis.com/v1beta1\nkind: ServiceSet\nmetadata:\n  name: s{i}\n  namespace: team\nspec:\n  cluster: c\n  provider:\n    name: ksm-flux{}\n  services: []\n",
+                i + 5
+            ),
+            2 => "a: [unclosed\n".to_string(),
+            3 => format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n"),
+            4 => "kind: StateManagementProvider\n".to_string(),
+            _ => "\u{0}binary".to_string(),
+        };
+        std::fs::write(dir.join(format!("f{i:03}.yaml")), text).unwrap();
+    }
+    for path in [dir.to_str().unwrap(), "testdata/"] {
+        for format in ["human", "json", "sarif", "github"] {
+            let run = |jobs: &str| {
+                ksm()
+                    .args(["lint", "-o", format, "-j", jobs, path])
+                    .current_dir(env!("CARGO_MANIFEST_DIR"))
+                    .output()
+                    .unwrap()
+            };
+            let one = run("1");
+            assert!(!one.stdout.is_empty(), "{path} -o {format}");
+            for jobs in ["2", "7"] {
+                let many = run(jobs);
+                assert_eq!(
+                    many.status.code(),
+                    one.status.code(),
+                    "{path} -o {format} -j {jobs}"
+                );
+                assert!(
+                    many.stdout == one.stdout,
+                    "{path} -o {format} -j {jobs}: the report differs"
+                );
+                assert_eq!(many.stderr, one.stderr, "{path} -o {format} -j {jobs}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

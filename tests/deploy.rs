@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use kubectl_ksm::api::selector::Selector;
 use serde_json::Value;
 
 const NAMESPACE: &str = "kcm-system";
@@ -571,5 +572,131 @@ fn dockerfile_parser_joins_continuations_and_skips_comments() {
             ("RUN".to_string(), "x && y".to_string()),
             ("USER".to_string(), "1:1".to_string()),
         ]
+    );
+}
+
+/// deploy/sharded/: its kustomization (the base, the shard Deployments, a JSON patch adding an
+/// argument to the base Deployment) and the Deployments it yields.
+fn sharded_deployments() -> Vec<Value> {
+    let dir = deploy_dir().join("sharded");
+    let k: Value = serde_saphyr::from_str(&read(&dir.join("kustomization.yaml"))).unwrap();
+    let resources = strings(&k["resources"]);
+    assert_eq!(resources[0], "..", "the sharded example builds on deploy/");
+    let mut out = vec![object("Deployment", NAME)];
+    for file in &resources[1..] {
+        out.extend(
+            serde_saphyr::from_multiple::<Value>(&read(&dir.join(file)))
+                .unwrap()
+                .into_iter()
+                .filter(|d| d["kind"] == "Deployment"),
+        );
+    }
+    let patches = k["patches"].as_array().expect("patches");
+    assert_eq!(patches.len(), 1);
+    let p = &patches[0];
+    assert_eq!(p["target"]["kind"], "Deployment");
+    assert_eq!(p["target"]["name"], NAME);
+    let ops: Vec<Value> = serde_saphyr::from_str(p["patch"].as_str().unwrap()).unwrap();
+    for op in ops {
+        assert_eq!(op["op"], "add");
+        assert_eq!(op["path"], "/spec/template/spec/containers/0/args/-");
+        out[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array_mut()
+            .unwrap()
+            .push(op["value"].clone());
+    }
+    out
+}
+
+fn watch_selector(d: &Value) -> Selector {
+    let args = strings(&d["spec"]["template"]["spec"]["containers"][0]["args"]);
+    let text = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--watch-label-selector="))
+        .unwrap_or_else(|| panic!("{} has no --watch-label-selector", d["metadata"]["name"]));
+    Selector::parse_string(text).unwrap()
+}
+
+#[test]
+fn sharded_example_partitions_the_service_sets_and_runs_as_is() {
+    let deployments = sharded_deployments();
+    let names: Vec<&str> = deployments
+        .iter()
+        .map(|d| d["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [NAME, "kubectl-ksm-shard1", "kubectl-ksm-shard2"]);
+    // Every value of the shard key, and none, goes to exactly one Deployment.
+    for key in [
+        None,
+        Some("shard1"),
+        Some("shard2"),
+        Some("shard3"),
+        Some(""),
+    ] {
+        let takers: Vec<&str> = deployments
+            .iter()
+            .filter(|d| {
+                watch_selector(d).matches_with(|k| {
+                    if k == "sharding.fluxcd.io/key" {
+                        key
+                    } else {
+                        None
+                    }
+                })
+            })
+            .map(|d| d["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(takers.len(), 1, "key {key:?} taken by {takers:?}");
+    }
+    // No two Deployments select each other's pods; all run as the one service account,
+    // leader-elected, and the binary takes their arguments.
+    for (i, d) in deployments.iter().enumerate() {
+        let pod = &d["spec"]["template"];
+        assert_eq!(pod["spec"]["serviceAccountName"], NAME);
+        let selector = Selector::parse(&d["spec"]["selector"]).unwrap();
+        for (j, other) in deployments.iter().enumerate() {
+            let labels = &other["spec"]["template"]["metadata"]["labels"];
+            let selects = selector.matches_with(|k| labels[k].as_str());
+            assert_eq!(
+                selects,
+                i == j,
+                "{} selects the pods of {}",
+                names[i],
+                names[j]
+            );
+        }
+        let args = strings(&pod["spec"]["containers"][0]["args"]);
+        assert!(args.contains(&"--leader-elect"), "{args:?}");
+        let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .args(&args)
+            .arg("--help")
+            .env_clear()
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+    // The base's Role gives the Leases of every shard (one per selector, same namespace).
+    let role = object("Role", "kubectl-ksm-leader-election");
+    assert_eq!(permissions(&role), table(LEADER_ELECTION_ROLE));
+}
+
+#[test]
+fn lint_strict_of_the_sharded_example_reports_nothing() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["lint", "--strict", "deploy/sharded/"])
+        .env_clear()
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("0 errors, 0 warnings"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
     );
 }

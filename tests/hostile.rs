@@ -560,8 +560,13 @@ fn lint_memory_is_bounded_by_the_largest_file_not_the_sum() {
     for format in ["json", "sarif"] {
         let single = ksm(&["lint", &file, "-o", format]);
         single.exits(1);
-        let four = ksm(&["lint", &dir.path("four"), "-o", format]);
+        // One job: the files one after the other, the largest bounds the memory. Two jobs:
+        // at most three files held at a time (two linted, one of slack).
+        let four = ksm(&["lint", "-j", "1", &dir.path("four"), "-o", format]);
         four.exits(1);
+        let two_jobs = ksm(&["lint", "-j", "2", &dir.path("four"), "-o", format]);
+        two_jobs.exits(1);
+        assert_eq!(two_jobs.stdout_len, four.stdout_len);
         // A child's reported peak is at least this process's own peak when it was spawned
         // (see the module docs): the other tests of this binary run alongside.
         let floor = own_peak_kib();
@@ -576,11 +581,71 @@ fn lint_memory_is_bounded_by_the_largest_file_not_the_sum() {
             four.max_rss_kib,
             single.max_rss_kib
         );
+        assert!(
+            two_jobs.max_rss_kib < 3 * single.max_rss_kib.max(floor) + 16 * 1024,
+            "-o {format} -j 2: four files took {} KiB, one {} KiB",
+            two_jobs.max_rss_kib,
+            single.max_rss_kib
+        );
         if format == "json" {
             assert_eq!(four.stdout_items, 4 * 2 * SMPS);
             four.says("\"files\": 4");
         }
     }
+}
+
+/// `n` ServiceSets naming a provider no earlier input defines (`ksm-flux`), one in 16 a near
+/// miss of it (`ksm-flx`).
+fn write_service_sets(w: &mut dyn Write, n: usize) {
+    for i in 0..n {
+        let provider = if i % 16 == 0 { "ksm-flx" } else { "ksm-flux" };
+        write!(
+            w,
+            "---\napiVersion: k0rdent.mirantis.com/v1beta1\nkind: ServiceSet\nmetadata:\n  name: set-{i}\n  namespace: team-{i}\nspec:\n  cluster: cluster-{i}\n  provider:\n    name: {provider}\n  services: []\n"
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn lint_memory_across_files_is_not_the_sum_of_the_files() {
+    // KSM406 checks provider references against the SMPs of every input, so references are
+    // kept until the last file is read: they must not keep their files' text alive.
+    let dir = Scratch::new("lint-refs");
+    const SETS: usize = 20_000;
+    let file = dir.write_with("one/a.yaml", |w| write_service_sets(w, SETS));
+    let size = std::fs::metadata(&file).unwrap().len();
+    std::fs::create_dir_all(dir.path("eight")).unwrap();
+    for i in 0..8 {
+        std::fs::copy(&file, dir.path(&format!("eight/{i}.yaml"))).unwrap();
+    }
+    let smp = "apiVersion: k0rdent.mirantis.com/v1beta1\nkind: StateManagementProvider\nmetadata:\n  name: ksm-flux\nspec:\n  adapter:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: a\n    namespace: kcm-system\n    readinessRule: has(self.status) && has(self.status.conditions)\n  provisioner: []\n  provisionerCRDs: []\n  selector:\n    matchLabels: {a: b}\n  suspend: false\n";
+    std::fs::write(dir.path("one/z-smp.yaml"), smp).unwrap();
+    std::fs::write(dir.path("eight/z-smp.yaml"), smp).unwrap();
+    let single = ksm(&["lint", "-j", "1", &dir.path("one"), "-o", "github"]);
+    let eight = ksm(&["lint", "-j", "1", &dir.path("eight"), "-o", "github"]);
+    let floor = own_peak_kib();
+    println!(
+        "lint of ServiceSets: one file of {size} bytes: {} KiB; eight of them: {} KiB",
+        single.max_rss_kib, eight.max_rss_kib
+    );
+    // The near misses of the SMP defined last are found in every file.
+    let near_misses = SETS.div_ceil(16);
+    single
+        .exits(0)
+        .says("did you mean")
+        .says(&format!("{near_misses} warnings"));
+    eight
+        .exits(0)
+        .says(&format!("{} warnings", 8 * near_misses));
+    // Eight files' text is 8 x {size} bytes (keeping it took 61 MiB more than one file);
+    // what stays of each is its 20,000 references' positions, tens of bytes each.
+    assert!(
+        eight.max_rss_kib < single.max_rss_kib.max(floor) + 16 * 1024,
+        "eight files took {} KiB, one {} KiB",
+        eight.max_rss_kib,
+        single.max_rss_kib
+    );
 }
 
 /// Writes about `bytes` of SMPs with findings (two each).
@@ -898,4 +963,38 @@ fn own_peak_kib() -> i64 {
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
+}
+
+#[test]
+fn a_long_rule_is_parsed_once_at_a_time_in_lint() {
+    // The `cel` crate's parser takes about 4.5 KB per item of a list literal; lint parsed a
+    // rule twice (compile, then the unguarded-field analysis on the main thread), holding
+    // both: a 98 KB rule took 490 MiB where eval takes 250.
+    let dir = Scratch::new("long-rule");
+    let rule = format!("size([{}]) > 0", vec!["1"; 40_000].join(","));
+    let rule_file = dir.write("rule.cel", &rule);
+    let object = dir.write(
+        "deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  namespace: team\nstatus: {}\n",
+    );
+    let smp = dir.write(
+        "smp.yaml",
+        format!(
+            "apiVersion: k0rdent.mirantis.com/v1beta1\nkind: StateManagementProvider\nmetadata:\n  name: s\nspec:\n  adapter:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: d\n    namespace: team\n    readinessRule: \"{rule}\"\n  provisioner: []\n  provisionerCRDs: []\n  selector:\n    matchLabels: {{a: b}}\n  suspend: false\n"
+        ),
+    );
+    let eval = ksm(&["eval", "--rule-file", &rule_file, "-f", &object]);
+    let lint = ksm(&["lint", &smp]);
+    println!(
+        "eval: {} KiB, lint: {} KiB",
+        eval.max_rss_kib, lint.max_rss_kib
+    );
+    eval.exits(0);
+    assert_eq!(lint.code, Some(0), "{}", truncated(&lint.text()));
+    assert!(
+        lint.max_rss_kib < eval.max_rss_kib * 6 / 5,
+        "lint {} KiB, eval {} KiB",
+        lint.max_rss_kib,
+        eval.max_rss_kib
+    );
 }

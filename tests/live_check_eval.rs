@@ -416,3 +416,178 @@ fn kubectl_habits_on_live_reads() {
     assert!(err.contains("request headers:"), "{err}");
     only_reads(&l);
 }
+
+#[test]
+fn a_secrets_data_never_shows_in_live_explanations() {
+    let l = live("smp-not-ready");
+    l.server.load_objects_yaml(
+        r#"
+apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: flux-system
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"data":{"password":"c3VwZXJzZWNyZXQ="}}'
+data:
+  password: c3VwZXJzZWNyZXQ=
+stringData:
+  token: hunter2-token
+---
+apiVersion: k0rdent.mirantis.com/v1beta1
+kind: StateManagementProvider
+metadata:
+  name: ksm-secretive
+spec:
+  adapter:
+    apiVersion: v1
+    kind: Secret
+    name: creds
+    namespace: flux-system
+    readinessRule: self.data.password == 'x' || self.stringData.token.startsWith('zz')
+  provisioner: []
+  provisionerCRDs: []
+  selector: {}
+  suspend: false
+"#,
+    );
+    let leaks = |what: &str, out: &Output| {
+        let t = text(out);
+        for hidden in ["c3VwZXJz", "hunter2"] {
+            assert!(!t.contains(hidden), "{what}: {t}");
+        }
+        t
+    };
+    for format in ["human", "json"] {
+        let out = ksm(&l, &["check", "ksm-secretive", "-o", format]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let t = leaks(&format!("check -o {format}"), &out);
+        assert!(t.contains("redacted: 16 bytes"), "check -o {format}: {t}");
+        for rule in [
+            "self == {}",
+            "self.data.password == 'x'",
+            "self.stringData.token + 'x' == 'y'",
+            "self.data[self.stringData.token] == 'x'",
+        ] {
+            let out = ksm(
+                &l,
+                &[
+                    "eval",
+                    rule,
+                    "secret/creds",
+                    "-n",
+                    "flux-system",
+                    "-o",
+                    format,
+                ],
+            );
+            assert!(
+                out.status.code().is_some_and(|c| c < 2),
+                "{rule}: {}",
+                text(&out)
+            );
+            leaks(&format!("eval {rule} -o {format}"), &out);
+        }
+    }
+    let rule = "self.data == {} || self.stringData == {}";
+    let out = ksm(&l, &["eval", rule, "secret/creds", "-n", "flux-system"]);
+    let t = leaks(rule, &out);
+    assert!(
+        t.contains("\"password\": <redacted: 16 bytes>")
+            && t.contains("\"token\": <redacted: 13 bytes>"),
+        "{t}"
+    );
+    for format in ["human", "json"] {
+        let out = ksm(&l, &["doctor", "-A", "-o", format]);
+        leaks(&format!("doctor -o {format}"), &out);
+    }
+    only_reads(&l);
+}
+
+#[test]
+fn an_smp_reference_is_read_at_the_version_it_names() {
+    // A CRD serving v1 (preferred, stored) and v1beta1; the SMP's adapter names v1beta1.
+    // kcm's REST mapping reads the object at v1beta1; so do check and doctor, live, and
+    // they reach the verdict the offline check reaches from the same objects.
+    let l = live("healthy");
+    let crd = serde_json::json!({
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {"group": "example.com", "scope": "Namespaced",
+        "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+        "versions": [
+            {"name": "v1beta1", "served": true, "storage": false,
+             "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+            {"name": "v1", "served": true, "storage": true,
+             "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
+        ]}});
+    l.server.load_crd(&crd);
+    let objects = r#"
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: flux-system
+status:
+  ready: true
+---
+apiVersion: k0rdent.mirantis.com/v1beta1
+kind: StateManagementProvider
+metadata:
+  name: ksm-widgets
+spec:
+  adapter:
+    apiVersion: example.com/v1beta1
+    kind: Widget
+    name: w
+    namespace: flux-system
+    readinessRule: has(self.status) && has(self.status.ready) && self.status.ready
+  provisioner: []
+  provisionerCRDs: []
+  selector:
+    matchLabels:
+      ksm.k0rdent.mirantis.com/adapter: widgets
+  suspend: false
+"#;
+    l.server.load_objects_yaml(objects);
+    let out = ksm(&l, &["check", "ksm-widgets", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["providers"][0]["ready"], true, "{v:#}");
+    assert!(
+        l.server.requests().iter().any(|r| r.verb == "get"
+            && r.path == "/apis/example.com/v1beta1/namespaces/flux-system/widgets/w"),
+        "the adapter was not read at v1beta1"
+    );
+    only_reads(&l);
+
+    // Offline, from the same objects (the SMP's reference at v1beta1, the Widget saved at v1
+    // as `kubectl get` returns it at the preferred version): the same verdict.
+    let file = l.dir.join("objects.yaml");
+    std::fs::write(&file, objects).unwrap();
+    let crd_file = l.dir.join("crd.json");
+    std::fs::write(&crd_file, crd.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["check", "-o", "json"])
+        .arg(&file)
+        .arg("--objects")
+        .arg(&file)
+        .arg(&crd_file)
+        .env_clear()
+        .output()
+        .unwrap();
+    let offline: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    // Offline, kcm's RBAC cannot be known; the adapter's condition is the same as live.
+    let adapter = |v: &Value| {
+        v["providers"][0]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "AdapterReady")
+            .map(|c| (c["status"].clone(), c["reason"].clone()))
+            .unwrap()
+    };
+    assert_eq!(adapter(&offline), adapter(&v), "{offline:#}");
+    assert_eq!(adapter(&v).0, "True");
+}

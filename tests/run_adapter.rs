@@ -546,3 +546,36 @@ fn missing_flux_is_one_line_and_exit_2() {
     assert!(err.contains("helm-controller is not installed"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn managed_service_sets_are_only_this_providers() {
+    let mut env = Env::seeded("managed-count");
+    // Another provider's ServiceSet, and one naming ours without the SMP's selector label:
+    // neither is this adapter's.
+    let (mut other, _) = fixture();
+    other["metadata"]["name"] = json!("sveltos-set");
+    other["spec"]["provider"]["name"] = json!("ksm-projectsveltos");
+    env.server.create(other);
+    let (mut unlabelled, _) = fixture();
+    unlabelled["metadata"]["name"] = json!("unlabelled-set");
+    unlabelled["metadata"]["labels"] = json!({});
+    env.server.create(unlabelled);
+    env.start(&[]);
+    env.converged();
+    let line = "kubectl_ksm_managed_objects{kind=\"ServiceSet\"} ";
+    // The gauges are set from the caches every few seconds: once they show the Flux objects,
+    // they show the ServiceSets too.
+    env.wait("the gauges", |e| {
+        e.get("/metrics")
+            .1
+            .contains("kubectl_ksm_managed_objects{kind=\"HelmRelease\"} 3")
+    });
+    let metrics = env.get("/metrics").1;
+    let value: Vec<&str> = metrics
+        .lines()
+        .filter_map(|l| l.strip_prefix(line))
+        .collect();
+    assert_eq!(value, ["1"], "{metrics}");
+    assert_eq!(env.flux().len(), 5, "the others' objects are not written");
+    env.stop();
+}

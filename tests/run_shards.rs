@@ -56,3 +56,148 @@ fn a_shard_writes_only_its_service_sets_and_lets_go_of_one_moved_away() {
     assert_eq!(env.flux().len(), 5, "the other shard's to prune");
     env.stop();
 }
+
+/// Writes each replica sent (by the user it impersonates), as `verb resource/name`, leaving
+/// out Leases and Events (each replica writes its own).
+fn writes_by(env: &Env, user: &str) -> Vec<String> {
+    env.server
+        .requests()
+        .iter()
+        .filter(|r| ["create", "update", "patch", "delete"].contains(&r.verb.as_str()))
+        .filter(|r| r.impersonate_user.as_deref() == Some(user))
+        .filter(|r| !matches!(r.resource.as_deref(), Some("leases" | "events")))
+        .map(|r| {
+            format!(
+                "{} {}/{} {}",
+                r.verb,
+                r.resource.as_deref().unwrap_or(""),
+                r.name.as_deref().unwrap_or(""),
+                r.status
+            )
+        })
+        .collect()
+}
+
+fn uids(env: &Env, prefix: &str) -> Vec<(String, String)> {
+    let mut v: Vec<_> = env
+        .flux()
+        .iter()
+        .filter(|o| s(o, "/metadata/name").starts_with(prefix))
+        .map(|o| (name_of(o), s(o, "/metadata/uid").to_string()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn service_states(env: &Env, set: &str) -> usize {
+    env.server
+        .get(SS, "ServiceSet", NS, set)
+        .and_then(|x| x.pointer("/status/services")?.as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
+#[test]
+fn two_shards_never_write_the_same_object_and_hand_a_service_set_over() {
+    let env = Env::seeded("two-shards");
+    // ServiceSet dev-cluster in shard1; prod-cluster, the same services for another
+    // cluster, in shard2.
+    let mut dev = env.set().unwrap();
+    dev["metadata"]["labels"][KEY] = json!("shard1");
+    env.server.update(dev).unwrap();
+    let (mut prod, _) = fixture();
+    prod["metadata"]["name"] = json!("prod-cluster");
+    prod["spec"]["cluster"] = json!("prod-cluster");
+    prod["metadata"]["labels"][KEY] = json!("shard2");
+    env.server.create(prod);
+    let shard = |n: &str, user: &str| {
+        env.spawn(&[
+            "--watch-label-selector",
+            &format!("{KEY} in ({n})"),
+            "--leader-elect",
+            "--leader-election-namespace",
+            NS,
+            "--as",
+            user,
+        ])
+    };
+    // Two replicas of shard1 (the Lease holder alone writes), one of shard2.
+    let shard1 = shard("shard1", "shard1-a");
+    let replica = shard("shard1", "shard1-b");
+    let shard2 = shard("shard2", "shard2");
+    env.wait("both ServiceSets converged", |e| {
+        e.flux().len() == 10
+            && service_states(e, "dev-cluster") == 5
+            && service_states(e, "prod-cluster") == 5
+    });
+    let (leader, standby) = if writes_by(&env, "shard1-a").is_empty() {
+        ("shard1-b", "shard1-a")
+    } else {
+        ("shard1-a", "shard1-b")
+    };
+    assert!(
+        writes_by(&env, standby).is_empty(),
+        "both replicas of shard1 wrote"
+    );
+    let one = writes_by(&env, leader);
+    let two = writes_by(&env, "shard2");
+    assert!(!one.is_empty() && !two.is_empty(), "{one:?} {two:?}");
+    assert!(
+        one.iter().all(|w| w.contains("/dev-cluster")),
+        "shard1 wrote another shard's object: {one:?}"
+    );
+    assert!(
+        two.iter().all(|w| w.contains("/prod-cluster")),
+        "shard2 wrote another shard's object: {two:?}"
+    );
+    // Two Leases, one per shard; the replica waits on shard1's.
+    assert_eq!(env.server.list("coordination.k8s.io/v1", "Lease").len(), 2);
+    let held = uids(&env, "prod-cluster-");
+    assert_eq!(held.len(), 5);
+
+    // prod-cluster moves to shard1: shard2 lets go without deleting, shard1 takes the Flux
+    // objects over as they are (same uids: no delete and re-create, no duplicate).
+    env.server.clear_requests();
+    let mut prod = env
+        .server
+        .get(SS, "ServiceSet", NS, "prod-cluster")
+        .unwrap();
+    prod["metadata"]["labels"][KEY] = json!("shard1");
+    env.server.update(prod).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    // A change now reaches prod-cluster through shard1 only.
+    let mut prod = env
+        .server
+        .get(SS, "ServiceSet", NS, "prod-cluster")
+        .unwrap();
+    prod["spec"]["services"].as_array_mut().unwrap().pop();
+    env.server.update(prod).unwrap();
+    env.wait("prod-cluster pruned by shard1", |e| {
+        uids(e, "prod-cluster-").len() == 4 && service_states(e, "prod-cluster") == 4
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let after = uids(&env, "prod-cluster-");
+    assert!(after.iter().all(|u| held.contains(u)), "{after:?} {held:?}");
+    assert!(
+        writes_by(&env, "shard2").is_empty(),
+        "{:?}",
+        writes_by(&env, "shard2")
+    );
+    let one = writes_by(&env, leader);
+    assert!(
+        !one.iter().any(|w| w.starts_with("create ")),
+        "taken over by re-creating: {one:?}"
+    );
+    assert_eq!(
+        one.iter().filter(|w| w.starts_with("delete ")).count(),
+        1,
+        "{one:?}"
+    );
+    assert!(writes_by(&env, standby).is_empty());
+    assert_eq!(env.flux().len(), 9, "no orphan, no duplicate");
+    for a in [shard1, shard2, replica] {
+        unsafe {
+            libc::kill(a.child.id() as i32, libc::SIGTERM);
+        }
+        drop(a);
+    }
+}

@@ -213,8 +213,8 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .map_err(|e| CliError::Fatal(format!("{}: {e}", path.display())))?;
         writeln!(
             io.stderr,
-            "saved {} objects to {} (Secret data removed)",
-            objects.len(),
+            "saved {} to {} (Secret data removed)",
+            crate::output::count(objects.len(), "object"),
             path.display()
         )?;
     }

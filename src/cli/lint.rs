@@ -8,7 +8,7 @@ use super::input::{self, InputError};
 use super::{CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use crate::core::lint::{self, Linter};
 use crate::diag::{Diagnostic, Severity, Source};
-use crate::output::diagnostics::{self as render, Summary};
+use crate::output::diagnostics::{self as render, Rendered, Renderer, Summary};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -43,6 +43,10 @@ pub struct LintArgs {
     /// Output format
     #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
     pub output: OutputFormat,
+    /// Files linted at once (default: the CPUs this process may use); the report is the same
+    /// whatever the number, in input order
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 }
 
 /// The formats of `lint -o`.
@@ -52,6 +56,129 @@ pub const FORMATS: &[OutputFormat] = &[
     OutputFormat::Sarif,
     OutputFormat::Github,
 ];
+
+/// One input, read, linted and its findings rendered for the report (or why it could not be
+/// read: `report` is None).
+struct Linted {
+    name: String,
+    report: Option<lint::SourceReport>,
+    diagnostics: Vec<Diagnostic>,
+    rendered: Rendered,
+}
+
+fn lint_input(
+    input: &Result<PathBuf, InputError>,
+    linter: &Linter,
+    renderer: &Renderer,
+    stdin: &mut dyn std::io::Read,
+) -> std::io::Result<Linted> {
+    let (name, report, diagnostics) =
+        match input.clone().and_then(|p| input::read_source(&p, stdin)) {
+            Ok(source) => {
+                let mut report = lint::lint_source(&source, linter);
+                let diagnostics = std::mem::take(&mut report.diagnostics);
+                (source.name().to_string(), Some(report), diagnostics)
+            }
+            Err(InputError { path, message }) => {
+                let d =
+                    Diagnostic::error(UNREADABLE, message).in_file(&Source::new(path.clone(), ""));
+                (path, None, vec![d])
+            }
+        };
+    let rendered = renderer.render(&diagnostics)?;
+    Ok(Linted {
+        name,
+        report,
+        diagnostics,
+        rendered,
+    })
+}
+
+/// The CPUs this process may run on (its affinity, cgroup quota), as the standard library
+/// reads them; 1 when unknown.
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// Lints `inputs` on `jobs` threads, each with its own [`Linter`] (its memos are per
+/// thread), renders each file's findings there, and hands the results to `each` in input
+/// order. A worker takes the next input
+/// only while it is at most `jobs` ahead of the last one handed over (one of slack, so a
+/// worker done early does not wait for a slower one), so at most `jobs + 1` sources and
+/// reports are held at once: memory stays bounded by that many times the largest file, not by
+/// the sum of the files. A failing `each` (stdout closed) stops the workers after their current file.
+fn lint_parallel(
+    inputs: &[Result<PathBuf, InputError>],
+    jobs: usize,
+    make_linter: &(dyn Fn() -> Linter + Sync),
+    renderer: &Renderer,
+    each: &mut dyn FnMut(Linted) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex, mpsc};
+
+    let window = jobs + 1;
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    // How many results were handed over, and a wake-up for workers waiting on the window.
+    let handed = (Mutex::new(0usize), Condvar::new());
+    let (tx, rx) = mpsc::channel::<(usize, std::io::Result<Linted>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(inputs.len()) {
+            let tx = tx.clone();
+            let (next, stop, handed) = (&next, &stop, &handed);
+            scope.spawn(move || {
+                let linter = make_linter();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= inputs.len() {
+                        return;
+                    }
+                    {
+                        let (lock, wake) = handed;
+                        let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+                        while i >= *done + window && !stop.load(Ordering::Relaxed) {
+                            done = wake.wait(done).unwrap_or_else(|e| e.into_inner());
+                        }
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let linted = lint_input(&inputs[i], &linter, renderer, &mut std::io::empty());
+                    if tx.send((i, linted)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting: BTreeMap<usize, std::io::Result<Linted>> = BTreeMap::new();
+        let mut written = 0;
+        let mut result = Ok(());
+        for (i, linted) in rx.iter() {
+            waiting.insert(i, linted);
+            while let Some(linted) = waiting.remove(&written) {
+                if let Err(e) = linted.and_then(&mut *each) {
+                    result = Err(e);
+                    break;
+                }
+                written += 1;
+                let (lock, wake) = &handed;
+                *lock.lock().unwrap_or_else(|e| e.into_inner()) = written;
+                wake.notify_all();
+            }
+            if result.is_err() {
+                break;
+            }
+        }
+        if result.is_err() {
+            stop.store(true, Ordering::Relaxed);
+            handed.1.notify_all();
+        }
+        result
+    })
+}
 
 /// The problems of unreadable inputs get this code (documented with KSM001).
 const UNREADABLE: &str = "KSM000"; // documented in core::lint::rules::load
@@ -79,13 +206,15 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         .as_deref()
         .or(config.placeholders.as_deref())
         .unwrap_or("warning");
-    let linter = Linter {
-        disabled: config.disabled.clone(),
-        placeholders: match placeholders {
-            "error" => Some(Severity::Error),
-            "ignore" => None,
-            _ => Some(Severity::Warning),
-        },
+    let disabled = config.disabled.clone();
+    let placeholders = match placeholders {
+        "error" => Some(Severity::Error),
+        "ignore" => None,
+        _ => Some(Severity::Warning),
+    };
+    let make_linter = || Linter {
+        disabled: disabled.clone(),
+        placeholders,
         ..Linter::default()
     };
     let mut summary = Summary::default();
@@ -108,44 +237,57 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         writeln!(io.stderr, "note: {note}")?;
     }
     // The SMPs and provider references of every input, checked together at the end.
-    let mut providers = lint::SourceReport::default();
-    for path in expanded.inputs {
-        let source = path.and_then(|p| input::read_source(&p, io.stdin));
-        let diagnostics = match source {
-            Ok(source) => {
-                let linted = lint::lint_source(&source, &linter);
-                if global.verbosity > 0 {
+    let mut providers = lint::rules::provider_name::Providers::default();
+    let verbose = global.verbosity > 0;
+    let renderer = report.renderer();
+    let mut each = |linted: Linted| -> std::io::Result<()> {
+        match linted.report {
+            Some(r) => {
+                if verbose {
                     use crate::output::count;
                     writeln!(
                         io.stderr,
                         "{}: {}, {} checked, {} skipped, {}",
-                        source.name(),
-                        count(linted.documents, "document"),
-                        count(linted.linted, "object"),
-                        linted.skipped,
+                        linted.name,
+                        count(r.documents, "document"),
+                        count(r.linted, "object"),
+                        r.skipped,
                         count(linted.diagnostics.len(), "finding")
                     )?;
                 }
-                summary.documents += linted.documents;
-                summary.objects += linted.linted;
-                summary.skipped += linted.skipped;
-                summary.suppressed += linted.suppressed;
-                unreadable |= linted.unreadable;
-                providers.smps.extend(linted.smps);
-                providers.provider_refs.extend(linted.provider_refs);
-                linted.diagnostics
+                summary.documents += r.documents;
+                summary.objects += r.linted;
+                summary.skipped += r.skipped;
+                summary.suppressed += r.suppressed;
+                unreadable |= r.unreadable;
+                providers.absorb(r.providers);
             }
-            Err(InputError { path, message }) => {
-                unreadable = true;
-                vec![Diagnostic::error(UNREADABLE, message).in_file(&Source::new(path, ""))]
-            }
-        };
+            None => unreadable = true,
+        }
         summary.files += 1;
-        summary.count(&diagnostics);
-        warnings |= diagnostics.iter().any(|d| d.severity == Severity::Warning);
-        report.write(&diagnostics)?;
+        summary.count(&linted.diagnostics);
+        warnings |= linted
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Warning);
+        report.write_rendered(&linted.rendered)
+    };
+    let inputs = expanded.inputs;
+    let jobs = usize::from(args.jobs.unwrap_or(0));
+    let jobs = if jobs == 0 { default_jobs() } else { jobs };
+    // Standard input is read by this thread; one file or one job needs no other.
+    let stdin = inputs
+        .iter()
+        .any(|p| p.as_ref().is_ok_and(|p| p.as_os_str() == "-"));
+    if jobs <= 1 || inputs.len() < 2 || stdin {
+        let linter = make_linter();
+        for input in &inputs {
+            each(lint_input(input, &linter, &renderer, io.stdin)?)?;
+        }
+    } else {
+        lint_parallel(&inputs, jobs, &make_linter, &renderer, &mut each)?;
     }
-    let across = lint::provider_findings(&[&providers]);
+    let across = providers.findings();
     summary.count(&across);
     warnings |= across.iter().any(|d| d.severity == Severity::Warning);
     report.write(&across)?;

@@ -49,9 +49,11 @@ Examples:
     long_about = "kubectl-ksm is a kubectl plugin for k0rdent Service Management (KSM). It lints \
 StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment and MultiClusterService \
 manifests against the real kcm CRDs, compiles and type-checks readiness rules exactly as kcm \
-does and evaluates them with the verdict kcm's controller would reach, renders the Flux objects \
-a ServiceSet produces and compares them with the cluster (`diff`), diagnoses stuck services live \
-or from a dump, and runs the Flux adapter (`run`) on the same translation as `render`.",
+does and evaluates them with the verdict kcm's controller would reach, renders the objects a \
+ServiceSet's adapter creates (the Sveltos Profile or ClusterProfile of kcm's default provider, the \
+Flux HelmReleases and Kustomizations of the Flux adapter) and compares them with the cluster \
+(`diff`), diagnoses stuck services of either provider live or from a dump, and runs the Flux \
+adapter (`run`) on the same translation as `render`.",
     after_help = AFTER_HELP,
     propagate_version = true,
     disable_help_subcommand = true
@@ -126,11 +128,12 @@ pub enum Command {
     Eval(eval::EvalArgs),
     /// Check a StateManagementProvider against saved objects: the conditions kcm would set
     Check(check::CheckArgs),
-    /// Render the Flux objects (HelmRelease, Kustomization) a ServiceSet produces
+    /// Render the objects a ServiceSet's adapter creates: Sveltos Profile/ClusterProfile (kcm's
+    /// default provider) or Flux HelmRelease/Kustomization
     Render(render::RenderArgs),
     /// Compare the rendered objects with the live ones: exit 1 on drift, as `flux diff`
     Diff(diff::DiffArgs),
-    /// Diagnose stuck or failed services: SMP → ServiceSet → Flux object → source
+    /// Diagnose stuck or failed services: SMP → ServiceSet → Profile or Flux object → source
     Doctor(doctor::DoctorArgs),
     /// Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out
     Run(run::RunArgs),

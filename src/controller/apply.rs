@@ -126,10 +126,10 @@ pub async fn apply(
         match api.delete(&d.name, &dp).await {
             Ok(_) => {
                 info!(serviceset = %who, object = %format!("{}/{}", d.kind, d.name), "deleted");
-                ctx.written.forget(&d.kind, &d.namespace, &d.name);
+                ctx.written.deleted(&d.kind, &d.namespace, &d.name, &d.uid);
             }
             Err(kube::Error::Api(s)) if s.code == 404 => {
-                ctx.written.forget(&d.kind, &d.namespace, &d.name)
+                ctx.written.deleted(&d.kind, &d.namespace, &d.name, &d.uid)
             }
             Err(e) => errors.push(api_error(
                 &format!("delete {} {}/{}", d.kind, d.namespace, d.name),

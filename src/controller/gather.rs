@@ -83,9 +83,11 @@ pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
         (&ctx.helm_releases, &kinds::HELM_RELEASE),
         (&ctx.kustomizations, &kinds::KUSTOMIZATION),
     ] {
+        // Objects this controller deleted are gone, whatever the cache still shows.
         let cached: Vec<Value> = cache
             .select(ns, &prefix, uid)
             .into_iter()
+            .filter(|v| !ctx.written.deleted_here(v))
             .map(|v| ctx.written.freshest(v))
             .collect();
         let mut extra = ctx.written.only_written(kind.kind, ns, &prefix, &cached);

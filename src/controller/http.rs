@@ -1,5 +1,10 @@
-//! The controller's HTTP endpoint: `/metrics` (Prometheus), `/healthz` (the process serves),
-//! `/readyz` (connected, and caches synced when leading).
+//! The controller's HTTP endpoint:
+//! - `/metrics`, Prometheus: reconciles and their duration, writes by verb (apply, status,
+//!   finalizer, delete, event, lease), managed objects by kind, leadership;
+//! - `/healthz` and `/livez`: 200 once the configuration is loaded and the process works,
+//!   503 "starting" before;
+//! - `/readyz`: 200 when connected (and, when leading, the caches synced), 503 otherwise;
+//! - 404 for any other path.
 
 use std::convert::Infallible;
 use std::sync::Arc;

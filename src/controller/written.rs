@@ -62,6 +62,8 @@ const SWEEP_EVERY: Duration = Duration::from_secs(1);
 struct Entries {
     /// By (kind, namespace, name): the newest object the API server returned, and when.
     by_key: BTreeMap<Key, Entry>,
+    /// Objects the controller deleted (by uid), while a cache may still show them.
+    deleted: BTreeMap<Key, (String, Instant)>,
     swept: Option<Instant>,
 }
 
@@ -72,6 +74,7 @@ impl Entries {
         }
         self.swept = Some(Instant::now());
         self.by_key.retain(|_, e| e.at.elapsed() < FORGOTTEN_AFTER);
+        self.deleted.retain(|_, (_, at)| at.elapsed() < WRITTEN_TTL);
     }
 
     #[cfg(test)]
@@ -181,6 +184,31 @@ impl Written {
             .by_key
             .remove(&(kind.to_string(), namespace.to_string(), name.to_string()));
     }
+
+    /// The controller deleted the object of this uid (or found it gone): until the caches
+    /// drop it, [`Written::deleted_here`] says so, and a reconcile does not delete it again.
+    pub fn deleted(&self, kind: &str, namespace: &str, name: &str, uid: &str) {
+        let key = (kind.to_string(), namespace.to_string(), name.to_string());
+        let mut w = self.lock();
+        w.sweep();
+        w.by_key.remove(&key);
+        w.deleted.insert(key, (uid.to_string(), Instant::now()));
+    }
+
+    /// Whether `cached` is an object the controller deleted and the cache still shows (for
+    /// at most [`WRITTEN_TTL`]; an object of the same name and another uid is someone else's).
+    pub fn deleted_here(&self, cached: &Value) -> bool {
+        let key = key_of(cached);
+        let mut w = self.lock();
+        match w.deleted.get(&key) {
+            Some((uid, at)) if uid == Object(cached).uid() && at.elapsed() < WRITTEN_TTL => true,
+            Some(_) => {
+                w.deleted.remove(&key);
+                false
+            }
+            None => false,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -191,6 +219,22 @@ mod tests {
     fn set(rv: &str) -> Value {
         json!({"kind": "ServiceSet", "metadata": {"name": "a", "namespace": "n", "uid": "u",
             "resourceVersion": rv}})
+    }
+
+    #[test]
+    fn a_deleted_object_still_cached_is_known_gone_by_its_uid() {
+        let w = Written::default();
+        let cached = set("5");
+        assert!(!w.deleted_here(&cached));
+        w.remember(set("5"), Some("4"));
+        w.deleted("ServiceSet", "n", "a", "u");
+        assert!(w.deleted_here(&cached));
+        assert!(w.only_written("ServiceSet", "n", "a", &[]).is_empty());
+        // The same name with another uid was created by someone else afterwards.
+        let mut again = set("7");
+        again["metadata"]["uid"] = json!("v");
+        assert!(!w.deleted_here(&again));
+        assert!(!w.deleted_here(&cached), "the record went with it");
     }
 
     #[test]

@@ -131,7 +131,13 @@ pub fn redacted(field: &str, value: &Value) -> String {
         Value::String(s) => s.len(),
         other => other.to_string().len(),
     };
-    format!("<redacted: {len} bytes>")
+    redacted_len(len)
+}
+
+/// How a Secret value of `len` bytes is shown: its size, never its content.
+pub fn redacted_len(len: usize) -> String {
+    let unit = if len == 1 { "byte" } else { "bytes" };
+    format!("<redacted: {len} {unit}>")
 }
 
 fn base64_decoded_len(s: &str) -> usize {
@@ -240,6 +246,13 @@ mod tests {
             "annotations": {LAST_APPLIED: "{\"data\":{\"password\":\"aHVudGVyMg==\"}}", "keep": "x"},
             "managedFields": [{"manager": "kubectl"}]},
             "data": {"password": "aHVudGVyMg=="}, "stringData": {"token": "hunter2"}, "type": "Opaque"})
+    }
+
+    #[test]
+    fn sizes_are_counted_in_english() {
+        assert_eq!(redacted("data", &json!("YQ==")), "<redacted: 1 byte>");
+        assert_eq!(redacted("stringData", &json!("ab")), "<redacted: 2 bytes>");
+        assert_eq!(redacted("stringData", &json!("")), "<redacted: 0 bytes>");
     }
 
     #[test]

@@ -9,7 +9,7 @@ pub mod yaml;
 use std::ops::Range;
 use std::sync::Arc;
 
-pub use source::{LineCol, Source};
+pub use source::{LineCol, MAX_SHOWN_LINE, Source};
 
 use crate::api::ObjectId;
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::core::codes;
 use crate::diag::CodeInfo;
-use crate::diag::{Diagnostic, Severity, Source};
+use crate::diag::{Diagnostic, MAX_SHOWN_LINE, Severity, Source};
 
 /// Totals of a lint run.
 #[derive(Debug, Default, Clone, Copy, serde::Serialize)]
@@ -259,14 +259,12 @@ pub fn human_width(
     Ok(())
 }
 
-/// Lines longer than this are not shown in excerpts.
-const MAX_EXCERPT_LINE: usize = 1000;
-
 /// Whether a line of the excerpt around `first..=last` (one line of context each side) is
 /// too long to show.
 fn excerpt_too_wide(source: &Source, first: usize, last: usize) -> bool {
-    (first.saturating_sub(1).max(1)..=last + 1)
-        .any(|line| source.line_text(line).len() > MAX_EXCERPT_LINE)
+    source.is_partial()
+        || (first.saturating_sub(1).max(1)..=last + 1)
+            .any(|line| source.line_text(line).len() > MAX_SHOWN_LINE)
 }
 
 fn location(d: &Diagnostic) -> Value {
@@ -445,6 +443,55 @@ pub struct Stream<'w> {
     written: usize,
 }
 
+/// Renders a file's diagnostics as its [`Stream`] writes them: the report's work that does not
+/// depend on the files before, so that it can run where the file was linted.
+#[derive(Clone)]
+pub struct Renderer<'a> {
+    format: Format,
+    rules: &'a [&'a CodeInfo],
+    indent: String,
+}
+
+/// A file's diagnostics, rendered.
+pub struct Rendered {
+    bytes: Vec<u8>,
+    items: usize,
+}
+
+impl Renderer<'_> {
+    pub fn render(&self, diags: &[Diagnostic]) -> io::Result<Rendered> {
+        let mut out = Vec::new();
+        match self.format {
+            Format::Human { color, width } => human_width(&mut out, diags, color, width)?,
+            Format::Github => github(&mut out, diags)?,
+            Format::Json | Format::Sarif => {
+                for (n, d) in diags.iter().enumerate() {
+                    let value = match self.format {
+                        Format::Sarif => sarif_result(d, self.rules),
+                        _ => diagnostic_json(d),
+                    };
+                    let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
+                    if n > 0 {
+                        out.extend_from_slice(b",\n");
+                    }
+                    // JSON strings hold no raw line breaks: every line is the document's.
+                    for (i, line) in text.split('\n').enumerate() {
+                        if i > 0 {
+                            out.push(b'\n');
+                        }
+                        out.extend_from_slice(self.indent.as_bytes());
+                        out.extend_from_slice(line.as_bytes());
+                    }
+                }
+            }
+        }
+        Ok(Rendered {
+            bytes: out,
+            items: diags.len(),
+        })
+    }
+}
+
 /// The key of the list that diagnostics are spliced into.
 fn list_key(format: Format) -> &'static str {
     match format {
@@ -504,30 +551,30 @@ impl<'w> Stream<'w> {
     }
 
     pub fn write(&mut self, diags: &[Diagnostic]) -> io::Result<()> {
-        match self.format {
-            Format::Human { color, width } => human_width(self.out, diags, color, width)?,
-            Format::Github => github(self.out, diags)?,
-            Format::Json | Format::Sarif => {
-                for d in diags {
-                    let value = match self.format {
-                        Format::Sarif => sarif_result(d, self.rules),
-                        _ => diagnostic_json(d),
-                    };
-                    let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
-                    self.out
-                        .write_all(if self.written == 0 { b"\n" } else { b",\n" })?;
-                    // JSON strings hold no raw line breaks: every line is the document's.
-                    for (i, line) in text.split('\n').enumerate() {
-                        if i > 0 {
-                            self.out.write_all(b"\n")?;
-                        }
-                        self.out.write_all(self.indent.as_bytes())?;
-                        self.out.write_all(line.as_bytes())?;
-                    }
-                    self.written += 1;
-                }
-            }
+        let rendered = self.renderer().render(diags)?;
+        self.write_rendered(&rendered)
+    }
+
+    /// What renders a file's diagnostics for this report, on any thread.
+    pub fn renderer(&self) -> Renderer<'w> {
+        Renderer {
+            format: self.format,
+            rules: self.rules,
+            indent: self.indent.clone(),
         }
+    }
+
+    /// Writes diagnostics rendered by [`Stream::renderer`], in the order they are given.
+    pub fn write_rendered(&mut self, r: &Rendered) -> io::Result<()> {
+        if r.items == 0 {
+            return Ok(());
+        }
+        if matches!(self.format, Format::Json | Format::Sarif) {
+            self.out
+                .write_all(if self.written == 0 { b"\n" } else { b",\n" })?;
+        }
+        self.out.write_all(&r.bytes)?;
+        self.written += r.items;
         Ok(())
     }
 

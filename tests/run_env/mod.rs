@@ -72,6 +72,7 @@ pub struct Env {
 pub struct Adapter {
     pub child: Child,
     pub port: u16,
+    pub log: PathBuf,
 }
 
 impl Drop for Adapter {
@@ -121,6 +122,14 @@ impl Env {
     }
 
     pub fn start(&mut self, extra: &[&str]) {
+        let adapter = self.spawn(extra);
+        self.last_log = Some(adapter.log.clone());
+        self.adapter = Some(adapter);
+    }
+
+    /// Another adapter process against the same server, kept by the caller (several replicas
+    /// or shards at once).
+    pub fn spawn(&self, extra: &[&str]) -> Adapter {
         let port = free_port();
         let log = self.dir.join(format!("adapter-{port}.log"));
         let child = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
@@ -139,8 +148,7 @@ impl Env {
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
-        self.last_log = Some(log.clone());
-        self.adapter = Some(Adapter { child, port });
+        Adapter { child, port, log }
     }
 
     pub fn log(&self) -> String {

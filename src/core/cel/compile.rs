@@ -73,11 +73,33 @@ pub fn compile_with(
     }
 }
 
-/// The long-lived compiler thread: one at a time, jobs are handed over and waited for.
+/// Runs `job`, which parses `rule` with the `cel` crate's parser, where [`compile_with`] would
+/// parse it: in place for a short rule, and for a long one on a thread of its own with the
+/// compiler's stack. The parser's recursion then never runs deep on the caller's stack, and
+/// the memory of its tree is taken (and given back) where the compile's was, instead of a
+/// second time beside it. None if that thread cannot start or the job panics.
+pub fn with_parser_stack<T: Send>(rule: &str, job: impl FnOnce() -> T + Send) -> Option<T> {
+    if rule.len() <= WORKER_MAX_CODE_POINTS {
+        return Some(job());
+    }
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("cel-parse".into())
+            .stack_size(COMPILE_STACK)
+            .spawn_scoped(scope, job)
+            .ok()?
+            .join()
+            .ok()
+    })
+}
+
+/// The long-lived compiler threads: one per calling thread (so threads that lint or
+/// reconcile at once never wait for each other nor start a thread per rule), jobs handed
+/// over and waited for. A compiler thread ends with the thread it serves.
 mod worker {
+    use std::cell::RefCell;
     use std::panic::{AssertUnwindSafe, catch_unwind};
     use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-    use std::sync::{Mutex, TryLockError};
 
     use super::{COMPILE_STACK, CompileError, CompiledRule};
 
@@ -91,8 +113,10 @@ mod worker {
         replies: Receiver<Reply>,
     }
 
-    /// Held for the whole of a compile: a concurrent caller does not queue behind it.
-    static WORKER: Mutex<Option<Worker>> = Mutex::new(None);
+    thread_local! {
+        /// This thread's compiler thread, started on its first compile.
+        static WORKER: RefCell<Option<Worker>> = const { RefCell::new(None) };
+    }
 
     fn start() -> Option<Worker> {
         let (jobs, job_rx) = sync_channel::<Job>(0);
@@ -112,17 +136,22 @@ mod worker {
         Some(Worker { jobs, replies })
     }
 
-    /// Runs `job` on the compiler thread. Gives the job back when the thread is busy (another
-    /// caller compiles) or cannot be started.
+    /// Runs `job` on this thread's compiler thread. Gives the job back when that thread is
+    /// busy (a compile within a compile) or cannot be started.
     pub(super) fn run(
         job: impl FnOnce() -> Output + Send + 'static,
     ) -> Result<Reply, Box<dyn FnOnce() -> Output + Send>> {
         let job: Job = Box::new(job);
-        let mut guard = match WORKER.try_lock() {
-            Ok(g) => g,
-            Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => return Err(job),
-        };
+        WORKER.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut guard) => run_on(&mut guard, job),
+            Err(_) => Err(job),
+        })
+    }
+
+    fn run_on(
+        guard: &mut Option<Worker>,
+        job: Job,
+    ) -> Result<Reply, Box<dyn FnOnce() -> Output + Send>> {
         if guard.is_none() {
             *guard = start();
         }
@@ -251,10 +280,17 @@ fn compile_inner(
     } else {
         None
     };
+    // One declared variable, the object, in slot 0: what it reads of it.
+    let reads = if decls.variables.len() == 1 {
+        super::project::reads(&root, 0)
+    } else {
+        super::project::Reads::All
+    };
     Ok(CompiledRule {
         source,
         root,
         slot_count,
+        reads,
         declared: decls.variables.len(),
         result_type,
         limits: limits.clone(),

@@ -26,6 +26,7 @@ mod explain;
 mod ext;
 mod ops;
 mod plan;
+mod project;
 mod regex;
 mod strconv;
 mod time;
@@ -36,6 +37,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
+pub use compile::with_parser_stack;
 pub use cost::Resource;
 pub use explain::{Clause, ClauseKind};
 pub use time::{Duration, Timestamp};
@@ -293,6 +295,8 @@ pub struct CompiledRule {
     limits: Limits,
     /// The error cel-go's plan step (OptOptimize) raises when kcm builds the program.
     plan_error: Option<String>,
+    /// What the rule reads of the object (the one declared variable).
+    reads: project::Reads,
 }
 
 /// Compile options (kcm's readiness environment uses the defaults).
@@ -341,6 +345,13 @@ pub fn compile_with(
 }
 
 impl CompiledRule {
+    /// The object a rule reads, from JSON: only the fields the rule can read are converted
+    /// (see [`project`]); the verdict, the explanation and the budget are those of
+    /// [`Object::from_json`].
+    pub fn object_from_json(&self, v: &serde_json::Value) -> Object {
+        Object::from_value(project::project(v, &self.reads))
+    }
+
     /// The rule text.
     pub fn source(&self) -> &str {
         &self.source

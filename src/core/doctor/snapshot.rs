@@ -87,7 +87,7 @@ impl<'a> Snapshot<'a> {
 impl ObjectLookup for Snapshot<'_> {
     fn get(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> Option<&Value> {
         self.find(kind, namespace, name)
-            .filter(|o| Object(o).api_version() == api_version)
+            .filter(|o| self.answers(o, api_version))
     }
 
     fn crd(&self, name: &str) -> Option<&Value> {

@@ -261,25 +261,10 @@ pub struct SourceReport {
     /// The source could not be read to its end (syntax error): exit code 2.
     pub unreadable: bool,
     /// Names of the StateManagementProviders in the source, and the provider names its other
-    /// objects reference: checked across every input by [`provider_findings`].
-    pub smps: Vec<String>,
-    pub provider_refs: Vec<rules::provider_name::ProviderRef>,
+    /// objects reference: checked across every input (KSM406).
+    pub providers: rules::provider_name::Providers,
     /// Findings silenced by the configuration or an inline suppression.
     pub suppressed: usize,
-}
-
-/// "did you mean" for provider names no SMP of the inputs has (KSM406), from the SMPs and
-/// provider references of every source of a run.
-pub fn provider_findings(reports: &[&SourceReport]) -> Vec<Diagnostic> {
-    let smps: Vec<String> = reports
-        .iter()
-        .flat_map(|r| r.smps.iter().cloned())
-        .collect();
-    let refs: Vec<_> = reports
-        .iter()
-        .flat_map(|r| r.provider_refs.iter().cloned())
-        .collect();
-    rules::provider_name::check(&smps, &refs)
 }
 
 /// Lints every object of a source, one document at a time (memory is bounded by the largest
@@ -299,9 +284,9 @@ fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceRepo
         return report;
     }
     let mut diagnostics = Vec::new();
-    let (mut smps, mut provider_refs) = (Vec::new(), Vec::new());
+    let mut providers = rules::provider_name::Providers::default();
     let loaded = objects::for_each_object(source, &linter.yaml_limits, true, &mut |object| {
-        rules::provider_name::collect(&object, &mut smps, &mut provider_refs);
+        providers.collect(&object);
         match lint_object(&object, linter) {
             Some(diags) => {
                 report.linted += 1;
@@ -310,8 +295,7 @@ fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceRepo
             None => report.skipped += 1,
         }
     });
-    report.smps = smps;
-    report.provider_refs = provider_refs;
+    report.providers = providers;
     report.documents = loaded.documents;
     report.unreadable = loaded.syntax_error;
     report.diagnostics = loaded.diagnostics;

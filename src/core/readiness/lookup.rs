@@ -15,6 +15,38 @@ pub trait ObjectLookup {
     fn crd(&self, name: &str) -> Option<&Value>;
     /// The plural resource of a kind, for messages (`deployments.apps`); None if unknown.
     fn resource_of(&self, group: &str, kind: &str) -> Option<String>;
+
+    /// Whether `object`, as saved (at one version of its group: `kubectl get` gives the
+    /// preferred one), answers a reference at `api_version`: the API server serves one stored
+    /// object at every served version, so a reference at another version of the same group
+    /// reads the same object, unless the CRD (when the input has it) does not serve that
+    /// version.
+    fn answers(&self, object: &Value, api_version: &str) -> bool {
+        let saved = Object(object).api_version();
+        if saved == api_version {
+            return true;
+        }
+        let group = kinds::group_of(api_version);
+        if kinds::group_of(saved) != group || group.is_empty() {
+            return false;
+        }
+        let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
+        let kind = Object(object).kind();
+        let Some(crd) = self
+            .resource_of(group, kind)
+            .and_then(|plural| self.crd(&format!("{plural}.{group}")))
+        else {
+            return true;
+        };
+        crd.pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .is_some_and(|vs| {
+                vs.iter().any(|v| {
+                    str_at(v, "/name") == version
+                        && v.get("served").and_then(Value::as_bool) != Some(false)
+                })
+            })
+    }
 }
 
 /// An in-memory set of objects (files, a dump).
@@ -39,13 +71,22 @@ impl ObjectSet {
 
 impl ObjectLookup for ObjectSet {
     fn get(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> Option<&Value> {
-        self.objects.iter().find(|o| {
+        let same = |o: &&Value| {
             let id = ObjectId::of(o);
-            id.api_version == api_version
-                && id.kind == kind
-                && id.namespace == namespace
-                && id.name == name
-        })
+            id.kind == kind && id.namespace == namespace && id.name == name
+        };
+        let mut found = self.objects.iter().filter(same);
+        let first = found.next()?;
+        // The object saved at the version named, else at another version that serves it.
+        std::iter::once(first)
+            .chain(found)
+            .find(|o| Object(o).api_version() == api_version)
+            .or_else(|| {
+                self.objects
+                    .iter()
+                    .filter(same)
+                    .find(|o| self.answers(o, api_version))
+            })
     }
 
     fn crd(&self, name: &str) -> Option<&Value> {
@@ -84,4 +125,47 @@ pub fn guess_resource(kind: &str) -> String {
         return format!("{stem}ies");
     }
     format!("{lower}s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn widget(version: &str) -> Value {
+        json!({"apiVersion": format!("example.com/{version}"), "kind": "Widget",
+               "metadata": {"name": "w", "namespace": "n"}})
+    }
+
+    fn crd(served_v1beta1: bool) -> Value {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": "widgets.example.com"},
+               "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"},
+                        "versions": [{"name": "v1", "served": true, "storage": true},
+                                     {"name": "v1beta1", "served": served_v1beta1}]}})
+    }
+
+    #[test]
+    fn a_reference_finds_the_object_saved_at_another_served_version() {
+        let get = |set: &ObjectSet, v: &str| set.get(v, "Widget", "n", "w").is_some();
+        // Without the CRD: any version of the group reads the object.
+        let set = ObjectSet::new(vec![widget("v1")]);
+        assert!(get(&set, "example.com/v1"));
+        assert!(get(&set, "example.com/v1beta1"));
+        assert!(!get(&set, "other.com/v1"));
+        // With it: only the versions it serves.
+        let set = ObjectSet::new(vec![widget("v1"), crd(true)]);
+        assert!(get(&set, "example.com/v1beta1"));
+        assert!(!get(&set, "example.com/v2"));
+        let set = ObjectSet::new(vec![widget("v1"), crd(false)]);
+        assert!(!get(&set, "example.com/v1beta1"));
+        // The object saved at the version named comes first.
+        let set = ObjectSet::new(vec![widget("v1"), widget("v1beta1")]);
+        let found = set.get("example.com/v1beta1", "Widget", "n", "w").unwrap();
+        assert_eq!(found["apiVersion"], "example.com/v1beta1");
+        // The core group has one version per kind: no cross-version match.
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w", "namespace": "n"}});
+        let set = ObjectSet::new(vec![cm]);
+        assert!(set.get("v2", "ConfigMap", "n", "w").is_none());
+    }
 }

@@ -124,7 +124,7 @@ impl Rule {
     /// the empty string when it fails or is not a string (as the verifier does).
     pub fn message_for(&self, object: &Value) -> String {
         match &self.compiled {
-            Some(Ok(c)) => match c.value(&cel_object(object)) {
+            Some(Ok(c)) => match c.value(&cel_object(c, object)) {
                 Ok(cel::Value::String(s)) => s.to_string(),
                 _ => String::new(),
             },
@@ -144,11 +144,18 @@ impl Rule {
                 };
             }
             Some(Err(errors)) => {
-                let message = errors
+                let mut message = errors
                     .iter()
-                    .map(|e| e.message.clone())
+                    .take(MAX_ERRORS_TO_REPORT)
+                    .map(|e| e.message.as_str())
                     .collect::<Vec<_>>()
                     .join("; ");
+                if errors.len() > MAX_ERRORS_TO_REPORT {
+                    message.push_str(&format!(
+                        "; {} more errors were truncated",
+                        errors.len() - MAX_ERRORS_TO_REPORT
+                    ));
+                }
                 let issues = cel_go_issues(&self.text, errors);
                 return RuleOutcome {
                     result: None,
@@ -168,7 +175,7 @@ impl Rule {
             }
             Some(Ok(c)) => c,
         };
-        let obj = cel_object(object);
+        let obj = cel_object(compiled, object);
         let (verdict, explanation) = compiled.evaluate_explained(
             &obj,
             match explain {
@@ -224,8 +231,8 @@ impl Rule {
 }
 
 /// The object as CEL sees it; a Secret's data never shows in explanations.
-fn cel_object(object: &Value) -> cel::Object {
-    let obj = cel::Object::from_json(object);
+fn cel_object(compiled: &cel::CompiledRule, object: &Value) -> cel::Object {
+    let obj = compiled.object_from_json(object);
     if crate::core::objects::is_secret(object) {
         obj.redacting(crate::core::objects::SECRET_DATA_PATHS)
     } else {
@@ -251,10 +258,23 @@ fn go_type_of_result(compiled: &cel::CompiledRule, obj: &cel::Object) -> &'stati
     }
 }
 
-/// cel-go's `issues.Err()` text: `ERROR: <input>:L:C: message` with the source line and a caret.
+/// cel-go reports this many errors, then how many more there were.
+const MAX_ERRORS_TO_REPORT: usize = 100;
+/// cel-go shows the source line of an error only up to this many bytes.
+const MAX_SNIPPET_LENGTH: usize = 16384;
+
+/// cel-go's `issues.Err()` text: `ERROR: <input>:L:C: message` with the source line and a caret
+/// (tabs shown as spaces, a full-width dot for each wide character before the column), at
+/// most [`MAX_ERRORS_TO_REPORT`] of them, the line left out when it is longer than
+/// [`MAX_SNIPPET_LENGTH`]: so a rule with an error per list item of a 100,000-character line
+/// gives a short message, not gigabytes.
 fn cel_go_issues(rule: &str, errors: &[CompileError]) -> String {
-    errors
-        .iter()
+    // In source order, as cel-go sorts them (stable: errors at one position keep their order).
+    let mut sorted: Vec<&CompileError> = errors.iter().collect();
+    sorted.sort_by_key(|e| e.span.as_ref().map_or(0, |s| s.start));
+    let mut out: Vec<String> = sorted
+        .into_iter()
+        .take(MAX_ERRORS_TO_REPORT)
         .map(|e| {
             let Some(span) = &e.span else {
                 return format!("ERROR: <input>:1:1: {}", e.message);
@@ -263,14 +283,32 @@ fn cel_go_issues(rule: &str, errors: &[CompileError]) -> String {
             let line_start = rule[..start].rfind('\n').map_or(0, |i| i + 1);
             let line_no = rule[..start].matches('\n').count() + 1;
             let col = rule[line_start..start].chars().count();
+            let mut text = format!("ERROR: <input>:{line_no}:{}: {}", col + 1, e.message);
             let line_text = rule[line_start..].lines().next().unwrap_or("");
-            format!(
-                "ERROR: <input>:{line_no}:{}: {}\n | {line_text}\n | {}^",
-                col + 1,
-                e.message,
-                ".".repeat(col)
-            )
+            if line_text.len() <= MAX_SNIPPET_LENGTH {
+                let wide = |c: char, narrow: char, full: char| {
+                    if c.len_utf8() > 1 { full } else { narrow }
+                };
+                let mut chars = line_text.chars();
+                let dots: String = chars
+                    .by_ref()
+                    .take(col)
+                    .map(|c| wide(c, '.', '\u{ff0e}'))
+                    .collect();
+                let caret = chars.next().map_or('^', |c| wide(c, '^', '\u{ff3e}'));
+                text.push_str(&format!(
+                    "\n | {}\n | {dots}{caret}",
+                    line_text.replace('\t', " ")
+                ));
+            }
+            text
         })
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    if errors.len() > MAX_ERRORS_TO_REPORT {
+        out.push(format!(
+            "{} more errors were truncated",
+            errors.len() - MAX_ERRORS_TO_REPORT
+        ));
+    }
+    out.join("\n")
 }

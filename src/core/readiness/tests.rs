@@ -243,3 +243,35 @@ fn resource_guessing() {
     assert_eq!(guess_resource("Ingress"), "ingresses");
     assert_eq!(guess_resource("Gateway"), "gateways");
 }
+
+#[test]
+fn compile_errors_read_as_cel_go_prints_them_and_stay_short() {
+    let rule = |text: &str| Rule::new(text, &Limits::default());
+    let kcm = |r: &Rule| {
+        let out = r.evaluate(&json!({}), Explain::Never);
+        let e = out.error.unwrap();
+        (e.kcm_message, e.message)
+    };
+    // One error per item of a 100,000-character list: cel-go reports 100 of them, and
+    // leaves out a source line longer than 16,384 bytes.
+    let text = format!("[{}] == []", vec!["x"; 49_990].join(","));
+    let (issues, message) = kcm(&rule(&text));
+    assert!(issues.len() < 10_000, "{} bytes", issues.len());
+    assert_eq!(issues.matches("ERROR: <input>:1:").count(), 100);
+    assert!(issues.starts_with(
+        "failed to compile CEL expression: ERROR: <input>:1:2: undeclared reference to 'x' (in container '')\nERROR: <input>:1:4: "
+    ));
+    assert!(
+        issues.ends_with("\n49890 more errors were truncated"),
+        "{}",
+        &issues[issues.len() - 200..]
+    );
+    assert!(message.ends_with("; 49890 more errors were truncated"));
+    assert_eq!(message.matches("undeclared reference").count(), 100);
+    // A short line is shown, tabs as spaces, a full-width dot under each wide character.
+    let (issues, _) = kcm(&rule("'é'\t== y"));
+    assert_eq!(
+        issues,
+        "failed to compile CEL expression: ERROR: <input>:1:8: undeclared reference to 'y' (in container '')\n | 'é' == y\n | .\u{ff0e}.....^"
+    );
+}

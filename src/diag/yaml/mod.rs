@@ -80,6 +80,8 @@ fn human_bytes(n: usize) -> String {
         format!("{} MiB", n / MIB)
     } else if n >= 1024 && n.is_multiple_of(1024) {
         format!("{} KiB", n / 1024)
+    } else if n == 1 {
+        "1 byte".to_string()
     } else {
         format!("{n} bytes")
     }

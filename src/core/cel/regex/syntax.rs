@@ -525,7 +525,9 @@ impl<'a> Parser<'a> {
                 }
                 _ => {}
             }
-            if let Some(item) = perl_class(&t[..2]) {
+            // Only an ASCII letter after the backslash makes a Perl class (`\d`); a wide
+            // character there is an escape error, below.
+            if let Some(item) = t.get(..2).and_then(perl_class) {
                 let fold = self.flags & FOLD_CASE != 0;
                 self.push(Node::Class(Class {
                     items: vec![item],
@@ -609,9 +611,7 @@ impl<'a> Parser<'a> {
                 t = rest;
                 continue;
             }
-            if t.len() >= 2
-                && let Some(item) = perl_class(&t[..2])
-            {
+            if let Some(item) = t.get(..2).and_then(perl_class) {
                 class.items.push(item);
                 t = &t[2..];
                 continue;

@@ -153,3 +153,19 @@ fn the_cache_compiles_a_pattern_once() {
     assert!(miss1 && !miss2);
     assert!(r.unwrap().re.is_match("cache-test-42"));
 }
+
+#[test]
+fn wide_characters_where_a_perl_class_may_start_are_no_panic() {
+    // Found by the `cel` fuzz target: a class or escape followed by a multi-byte character
+    // was sliced inside that character.
+    assert_eq!(m("^[\u{FFFD}a-z]+$", "a\u{FFFD}b"), Ok(true));
+    assert_eq!(m("^[é]$", "é"), Ok(true));
+    assert_eq!(
+        compile("[\\é]").err().as_deref(),
+        Some("error parsing regexp: invalid escape sequence: `\\é`")
+    );
+    assert_eq!(
+        compile("\\é").err().as_deref(),
+        Some("error parsing regexp: invalid escape sequence: `\\é`")
+    );
+}

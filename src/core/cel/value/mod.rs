@@ -168,7 +168,7 @@ impl MapValue {
     }
 
     /// Builds a map of string keys known to be distinct (a JSON object).
-    fn from_distinct_strings(entries: Vec<(MapKey, Value)>) -> MapValue {
+    pub(in crate::core::cel) fn from_distinct_strings(entries: Vec<(MapKey, Value)>) -> MapValue {
         let mut m = MapValue {
             entries,
             strings: None,

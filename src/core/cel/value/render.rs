@@ -102,8 +102,8 @@ impl Redacted {
 /// How a redacted value is shown: its type and size, never its content.
 pub fn redacted_marker(v: &Value) -> String {
     match v {
-        Value::String(s) => format!("<redacted: {} bytes>", s.len()),
-        Value::Bytes(b) => format!("<redacted: {} bytes>", b.len()),
+        Value::String(s) => crate::core::secret::redacted_len(s.len()),
+        Value::Bytes(b) => crate::core::secret::redacted_len(b.len()),
         Value::List(l) => format!("<redacted: list of {}>", l.len()),
         Value::Map(m) => format!("<redacted: map of {}>", m.len()),
         other => format!("<redacted: {}>", other.type_of().name()),

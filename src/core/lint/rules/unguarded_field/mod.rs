@@ -239,7 +239,9 @@ fn unguarded_reads_memo(ctx: &Context, site: &RuleSite, risky: &Risky) -> Rc<Vec
 }
 
 fn unguarded_reads(rule: &str, risky: &Risky) -> Vec<Unguarded> {
-    analyse(rule, risky).0
+    // A long rule is parsed where its compile parsed it (see `with_parser_stack`): a
+    // 100,000-character list literal takes the `cel` crate's parser some 200 MiB.
+    crate::core::cel::with_parser_stack(rule, || analyse(rule, risky).0).unwrap_or_default()
 }
 
 /// The unguarded reads, and the work the walk did (paths added to and taken out of the

@@ -1,0 +1,131 @@
+//! The fields of the object a compiled rule can read, so that an object given as JSON is
+//! converted only where the rule looks (cel-go reads the fields of a JSON object lazily, by
+//! reflection; converting the whole object on every evaluation made the path `check`,
+//! `doctor` and `run` use several times slower).
+//!
+//! A rule reads a field through a chain of selections from the object variable (`self.a.b`,
+//! `has(self.a.b)`, a fused path): the value at the end of the chain is converted whole, and
+//! the maps on the way hold only the keys some chain goes through. Any other use of the
+//! variable (`self == {}`, `self.all(...)`, passing it to a function) needs all of it. The
+//! values the rule sees are the ones the whole conversion gives, wherever it looks; a map on
+//! the way is never seen whole (seeing it whole would be a use of its own, which converts it
+//! whole). The conversion is linear in what it converts, as the whole one was in the object.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::ast::{Kind, Node};
+use super::value::{MapKey, MapValue, Value};
+
+/// What of the object a rule reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reads {
+    /// All of it (from here down).
+    All,
+    /// Only these keys of a map, each as far as it says.
+    Fields(BTreeMap<Arc<str>, Reads>),
+}
+
+impl Reads {
+    fn insert(&mut self, path: &[Arc<str>]) {
+        match self {
+            Reads::All => {}
+            Reads::Fields(fields) => match path.split_first() {
+                None => *self = Reads::All,
+                Some((first, rest)) => fields
+                    .entry(Arc::clone(first))
+                    .or_insert_with(|| Reads::Fields(BTreeMap::new()))
+                    .insert(rest),
+            },
+        }
+    }
+}
+
+/// What a rule whose tree is `root` reads of the variable in `slot`.
+pub fn reads(root: &Node, slot: usize) -> Reads {
+    let mut reads = Reads::Fields(BTreeMap::new());
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if reads == Reads::All {
+            break;
+        }
+        if let Some(path) = chain(n, slot) {
+            reads.insert(&path);
+            continue;
+        }
+        match &n.kind {
+            Kind::Var(s) if *s == slot => reads = Reads::All,
+            Kind::Lit(_)
+            | Kind::TypeIdent(..)
+            | Kind::Var(_)
+            | Kind::Unresolved(_)
+            | Kind::Path { .. }
+            | Kind::Struct(_) => {}
+            Kind::Select { operand, .. } => stack.push(operand),
+            Kind::Call { target, args, .. } => {
+                stack.extend(target.as_deref());
+                stack.extend(args);
+            }
+            Kind::InSet { arg, .. } => stack.push(arg),
+            Kind::List(items) => stack.extend(items),
+            Kind::Map(entries) => {
+                for (k, v) in entries {
+                    stack.push(k);
+                    stack.push(v);
+                }
+            }
+            Kind::Comprehension(c) => {
+                stack.extend([
+                    &c.range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ]);
+            }
+        }
+    }
+    reads
+}
+
+/// The fields of a chain of selections from the variable in `slot`, if `n` is one.
+fn chain(n: &Node, slot: usize) -> Option<Vec<Arc<str>>> {
+    let mut fields = Vec::new();
+    let mut at = n;
+    loop {
+        match &at.kind {
+            Kind::Select { operand, field, .. } => {
+                fields.push(Arc::clone(field));
+                at = operand;
+            }
+            Kind::Path {
+                slot: s, fields: f, ..
+            } if *s == slot => {
+                fields.extend(f.iter().rev().cloned());
+                break;
+            }
+            Kind::Var(s) if *s == slot && !fields.is_empty() => break,
+            _ => return None,
+        }
+    }
+    fields.reverse();
+    Some(fields)
+}
+
+/// `v` converted as far as `reads` says (the rest of a map left out).
+pub fn project(v: &serde_json::Value, reads: &Reads) -> Value {
+    match (reads, v) {
+        (Reads::Fields(fields), serde_json::Value::Object(o)) => {
+            // In the object's own order, as the whole conversion gives them.
+            let entries: Vec<(MapKey, Value)> = o
+                .iter()
+                .filter_map(|(k, child)| {
+                    let sub = fields.get(k.as_str())?;
+                    Some((MapKey::string(k), project(child, sub)))
+                })
+                .collect();
+            Value::Map(Arc::new(MapValue::from_distinct_strings(entries)))
+        }
+        _ => Value::from_json(v),
+    }
+}
