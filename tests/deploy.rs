@@ -394,12 +394,17 @@ fn deployment_runs_the_adapter_hardened_with_probes() {
 
 #[test]
 fn deployment_args_are_accepted_by_the_binary() {
-    // `--help` after the container's arguments: clap rejects an unknown flag or a bad value
-    // as it reaches it, and prints the help (exit 0) only when everything before it parses.
     let d = object("Deployment", NAME);
-    let args = strings(&d["spec"]["template"]["spec"]["containers"][0]["args"]);
+    assert_args_accepted(&strings(
+        &d["spec"]["template"]["spec"]["containers"][0]["args"],
+    ));
+}
+
+/// `--help` after a container's arguments: clap rejects an unknown flag or a bad value as it
+/// reaches it, and prints the help (exit 0) only when everything before it parses.
+fn assert_args_accepted(args: &[&str]) {
     let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
-        .args(&args)
+        .args(args)
         .arg("--help")
         .env_clear()
         .output()
@@ -667,13 +672,7 @@ fn sharded_example_partitions_the_service_sets_and_runs_as_is() {
         }
         let args = strings(&pod["spec"]["containers"][0]["args"]);
         assert!(args.contains(&"--leader-elect"), "{args:?}");
-        let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
-            .args(&args)
-            .arg("--help")
-            .env_clear()
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_args_accepted(&args);
     }
     // The base's Role gives the Leases of every shard (one per selector, same namespace).
     let role = object("Role", "kubectl-ksm-leader-election");
