@@ -403,6 +403,7 @@ fn run_plain(seed: &[Value], services: usize) -> (Duration, usize) {
             previous_status: None,
             now: chrono::Utc::now(),
             source_timeout: Duration::from_secs(300),
+            rivals: &[],
         });
         for o in &plan.apply {
             let (group, plural) = if s(o, "/kind") == "HelmRelease" {

@@ -108,6 +108,9 @@ fn two_shards_never_write_the_same_object_and_hand_a_service_set_over() {
     prod["metadata"]["name"] = json!("prod-cluster");
     prod["spec"]["cluster"] = json!("prod-cluster");
     prod["metadata"]["labels"][KEY] = json!("shard2");
+    // Its Resources service deploys to the management cluster (deploymentType Local), as
+    // dev-cluster's does: another namespace, or the two would claim the same path.
+    prod["spec"]["services"][1]["namespace"] = json!("kyverno-prod");
     env.server.create(prod);
     let shard = |n: &str, user: &str| {
         env.spawn(&[

@@ -81,6 +81,15 @@ pub fn kubeconfig_secret(cluster: &str) -> String {
     format!("{cluster}-kubeconfig")
 }
 
+/// The ClusterDeployment of a kubeconfig Secret (the inverse of [`kubeconfig_secret`]); a
+/// Secret named otherwise stands for itself.
+pub fn cluster_of_kubeconfig_secret(secret: &str) -> &str {
+    secret
+        .strip_suffix("-kubeconfig")
+        .filter(|c| !c.is_empty())
+        .unwrap_or(secret)
+}
+
 /// The key in the kubeconfig Secret.
 pub const KUBECONFIG_SECRET_KEY: &str = "value";
 

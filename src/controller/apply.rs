@@ -106,7 +106,38 @@ pub async fn apply(
             )),
         }
     }
-    for d in &plan.delete {
+    // A release handed over to another ServiceSet: suspended first, so that Flux deletes the
+    // object without uninstalling the release or pruning what it applied.
+    let mut released = Vec::new();
+    for d in &plan.release {
+        let Some(kind) = kinds::flux_object(&d.kind) else {
+            continue;
+        };
+        let api = Api::<DynamicObject>::namespaced_with(
+            ctx.client.clone(),
+            &d.namespace,
+            &api_resource(kind),
+        );
+        ctx.metrics.write("suspend");
+        let patch = json!({"metadata": {"uid": d.uid}, "spec": {"suspend": true}});
+        match api
+            .patch(&d.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {
+                info!(serviceset = %who, object = %format!("{}/{}", d.kind, d.name), "suspended to hand the release over");
+                released.push(d);
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => {
+                ctx.written.deleted(&d.kind, &d.namespace, &d.name, &d.uid)
+            }
+            Err(e) => errors.push(api_error(
+                &format!("suspend {} {}/{}", d.kind, d.namespace, d.name),
+                e,
+            )),
+        }
+    }
+    for d in plan.delete.iter().chain(released) {
         let Some(kind) = kinds::flux_object(&d.kind) else {
             continue;
         };

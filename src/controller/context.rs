@@ -45,6 +45,8 @@ pub struct Ctx {
     pub helm_releases: cache::TextCache,
     pub kustomizations: cache::TextCache,
     pub written: Written,
+    /// Every ServiceSet's claims on releases and paths: the rivals of a reconcile.
+    pub claims: Arc<super::claims::ClaimIndex>,
     /// True once every cache has its initial list.
     pub synced: tokio::sync::watch::Receiver<bool>,
     /// Consecutive failures per ServiceSet uid, for the backoff.

@@ -11,6 +11,7 @@ use tracing::debug;
 use super::context::Ctx;
 use crate::api::{Object, kinds, naming};
 use crate::cluster::{api_resource, with_type};
+use crate::core::adapter::ownership::Claim;
 use crate::core::adapter::{self, Provider, SourceLookup};
 
 /// The inputs of [`adapter::plan`], owned.
@@ -20,6 +21,7 @@ pub struct Gathered {
     pub live: Vec<Value>,
     pub sources: Vec<(String, SourceLookup)>,
     pub provider: Provider,
+    pub rivals: Vec<Claim>,
 }
 
 impl Gathered {
@@ -38,6 +40,7 @@ impl Gathered {
             previous_status: self.set.get("status"),
             now: Utc::now(),
             source_timeout,
+            rivals: &self.rivals,
         }
     }
 }
@@ -67,6 +70,9 @@ pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
         return None;
     }
     let provider = Provider::of(smp.as_ref());
+    let rivals = ctx
+        .claims
+        .rivals(&(ns.to_string(), name.to_string()), smp.as_ref());
 
     // Templates of the namespace; Flux objects of the namespace that the set controls or
     // whose name is <set>-<service>.
@@ -101,6 +107,7 @@ pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
         live,
         sources,
         provider,
+        rivals,
         set,
     })
 }

@@ -12,6 +12,7 @@
 
 mod apply;
 mod cache;
+mod claims;
 mod context;
 mod gather;
 mod http;
@@ -39,8 +40,8 @@ use kube::runtime::watcher;
 use tracing::{debug, error, info};
 
 use crate::api::kcm::ServiceSet;
-use crate::api::kinds;
 use crate::api::selector::Selector;
+use crate::api::{Object, kinds};
 use crate::cluster::{self, ClusterArgs, with_type};
 use crate::core::adapter;
 use context::{Ctx, Kinds};
@@ -359,6 +360,69 @@ async fn control(
 ) -> Result<(), String> {
     let wc = watcher::Config::default().page_size(cluster::PAGE_SIZE);
     let (sets, set_stream) = reflect(&client, &kinds.service_set, wc.clone());
+    let (templates, tpl_stream) = reflect(&client, &kinds.template, wc.clone());
+
+    // Who owns each release: every ServiceSet's claims, indexed as the watches deliver them;
+    // a change requeues the ServiceSets whose verdicts it may change.
+    let claims = Arc::new(claims::ClaimIndex::new(&opts.provider));
+    let (requeue_tx, requeue_rx) = tokio::sync::mpsc::unbounded_channel::<claims::SetKey>();
+    let set_stream = {
+        let (claims, templates, ar, tpl_ar) = (
+            claims.clone(),
+            templates.clone(),
+            kinds.service_set.clone(),
+            kinds.template.clone(),
+        );
+        let requeue_tx = requeue_tx.clone();
+        set_stream.inspect(move |ev| {
+            if let Ok(ev) = ev {
+                let in_ns = |ns: &str| templates_of(&templates, &tpl_ar, ns);
+                for k in claims.apply(ev, |o| with_type(o, &ar), in_ns) {
+                    let _ = requeue_tx.send(k);
+                }
+            }
+        })
+    };
+    let tpl_stream = {
+        let (claims, templates, sets, set_ar, tpl_ar) = (
+            claims.clone(),
+            templates.clone(),
+            sets.clone(),
+            kinds.service_set.clone(),
+            kinds.template.clone(),
+        );
+        tpl_stream.inspect(move |ev| {
+            // A template changed: the ServiceSets that use it render differently (after a
+            // relist, all of them).
+            let (ns, name) = match ev {
+                Ok(watcher::Event::Apply(t) | watcher::Event::Delete(t)) => {
+                    (t.metadata.namespace.clone(), t.metadata.name.clone())
+                }
+                Ok(watcher::Event::InitDone) => (None, None),
+                _ => return,
+            };
+            for s in sets.state() {
+                let set = with_type(&s, &set_ar);
+                let set_ns = Object(&set).namespace();
+                if ns.as_deref().is_some_and(|n| n != set_ns)
+                    || name
+                        .as_deref()
+                        .is_some_and(|n| !ServiceSet(&set).services().any(|x| x.template() == n))
+                {
+                    continue;
+                }
+                let in_ns = templates_of(&templates, &tpl_ar, set_ns);
+                for k in claims.observe(&set, &in_ns, true) {
+                    let _ = requeue_tx.send(k);
+                }
+            }
+        })
+    };
+    let claim_ar = kinds.service_set.clone();
+    let claim_triggers = futures::stream::unfold(requeue_rx, |mut rx| async move {
+        rx.recv().await.map(|k| (k, rx))
+    })
+    .map(move |(ns, name)| ObjectRef::new_with(&name, claim_ar.clone()).within(&ns));
     // Every ServiceSet is cached; only those of this shard start a reconcile of their own
     // (the others may still be queued by a trigger; the reconcile then skips them).
     let shard_opts = opts.clone();
@@ -383,7 +447,6 @@ async fn control(
         .clone()
         .fields(&format!("metadata.name={}", opts.provider));
     let (smps, smp_stream) = reflect(&client, &kinds.smp, smp_wc);
-    let (templates, tpl_stream) = reflect(&client, &kinds.template, wc.clone());
     let (hrs, hr_stream) = text_reflect(&client, &kinds.helm_release, wc.clone());
     let (kss, ks_stream) = text_reflect(&client, &kinds.kustomization, wc.clone());
 
@@ -451,6 +514,7 @@ async fn control(
         helm_releases: hrs.clone(),
         kustomizations: kss.clone(),
         written: Written::default(),
+        claims,
         failures: Mutex::new(HashMap::new()),
         metrics: metrics.clone(),
         recorder: kube::runtime::events::Recorder::new(client.clone(), context::reporter()),
@@ -458,7 +522,9 @@ async fn control(
 
     // Caches first: no reconcile decides from a half-filled cache.
     let mut stop_wait = stop.clone();
+    let sets_ready = sets.clone();
     let ready = async {
+        let _ = sets_ready.wait_until_ready().await;
         let _ = smps.wait_until_ready().await;
         let _ = templates.wait_until_ready().await;
         hrs.wait_ready().await;
@@ -470,6 +536,7 @@ async fn control(
         .reconcile_on(ks_triggers)
         .reconcile_on(tpl_triggers)
         .reconcile_on(smp_triggers)
+        .reconcile_on(claim_triggers)
         .graceful_shutdown_on(async move {
             let _ = stop_graceful.wait_for(|s| *s).await;
         });
@@ -500,6 +567,9 @@ async fn control(
         }
     };
     let health2 = health.clone();
+    let (index, index_sets, index_templates) =
+        (ctx.claims.clone(), sets.clone(), templates.clone());
+    let (index_set_ar, index_tpl_ar) = (ctx.kinds.service_set.clone(), ctx.kinds.template.clone());
     let run = async move {
         // The controller's own watches start with it; the shared reflectors are driven by
         // the trigger streams it polls.
@@ -516,6 +586,14 @@ async fn control(
                     Some(Err(e)) => debug!(error = %e, "controller"),
                 },
                 _ = &mut ready, if !synced => {
+                    // The index was fed while the caches filled, a ServiceSet possibly before
+                    // its templates: once all are in, every ServiceSet's claims are rendered
+                    // again, before any reconcile decides.
+                    for s in index_sets.state() {
+                        let set = with_type(&s, &index_set_ar);
+                        let in_ns = templates_of(&index_templates, &index_tpl_ar, Object(&set).namespace());
+                        index.observe(&set, &in_ns, true);
+                    }
                     synced = true;
                     let _ = synced_tx.send(true);
                     health2.ready.store(true, Ordering::Relaxed);
@@ -533,6 +611,20 @@ async fn control(
     }
     health.ready.store(false, Ordering::Relaxed);
     Ok(())
+}
+
+/// The ServiceTemplates of a namespace, from the cache.
+fn templates_of(
+    store: &kube::runtime::reflector::Store<DynamicObject>,
+    ar: &kube::discovery::ApiResource,
+    ns: &str,
+) -> Vec<serde_json::Value> {
+    store
+        .state()
+        .iter()
+        .filter(|t| t.metadata.namespace.as_deref() == Some(ns))
+        .map(|t| with_type(t, ar))
+        .collect()
 }
 
 /// What decides which adapter serves a ServiceSet: its labels and its provider name (a

@@ -160,6 +160,7 @@ fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
         kustomizations: TextCache::new(kinds.kustomization.clone()),
         kinds,
         written: Written::default(),
+        claims: Arc::new(super::claims::ClaimIndex::new("ksm-flux")),
         synced,
         failures: Mutex::new(HashMap::new()),
         metrics: Arc::new(super::Metrics::default()),
@@ -184,6 +185,7 @@ fn status_of(set: &Value, live: &[Value]) -> Value {
         previous_status: set.get("status"),
         now: chrono::Utc::now(),
         source_timeout: Duration::from_secs(600),
+        rivals: &[],
     })
     .status
 }

@@ -138,6 +138,10 @@ pub struct Inputs<'a> {
     pub previous_status: Option<&'a Value>,
     pub now: DateTime<Utc>,
     pub source_timeout: Duration,
+    /// The claims of the other ServiceSets this adapter serves (every shard's) on the targets
+    /// this one deploys to ([`ownership`]): a service whose target another ServiceSet owns
+    /// writes nothing. Claims on other targets, and this ServiceSet's own, are ignored.
+    pub rivals: &'a [ownership::Claim],
 }
 
 /// A Flux object to delete.
@@ -165,6 +169,10 @@ pub struct Plan {
     /// Objects to server-side apply (only those not already in sync).
     pub apply: Vec<Value>,
     pub delete: Vec<Delete>,
+    /// Objects to hand over to another ServiceSet's object for the same release or path:
+    /// suspended first, then deleted, so that Flux neither uninstalls the release nor prunes
+    /// what the new owner goes on applying.
+    pub release: Vec<Delete>,
     /// The whole status the ServiceSet should have.
     pub status: Value,
     /// `status` differs from the previous one.
@@ -226,7 +234,7 @@ impl Plan {
         if !resync.is_zero() {
             next = Some(next.map_or(resync, |n| n.min(resync)));
         }
-        if self.deleting && !self.delete.is_empty() {
+        if self.deleting && !(self.delete.is_empty() && self.release.is_empty()) {
             // The objects' deletion events bring the ServiceSet back; look again regardless.
             next = Some(DELETION_RECHECK);
         }
@@ -308,11 +316,16 @@ pub fn plan(inputs: &Inputs) -> Plan {
         // cannot hold it any more.
         plan.provider_gone = inputs.provider.gone;
         if inputs.provider.active() || inputs.provider.gone {
-            plan.delete = owned
-                .iter()
-                .filter(|o| !is_deleting(o))
-                .map(|o| delete_of(o))
-                .collect();
+            for o in owned.iter().filter(|o| !is_deleting(o)) {
+                // A service of another ServiceSet waits for this release: it takes it over.
+                let waiting = ownership::target_of(o)
+                    .is_some_and(|t| inputs.rivals.iter().any(|r| r.target == t && !r.deleting));
+                if waiting {
+                    plan.release.push(delete_of(o));
+                } else {
+                    plan.delete.push(delete_of(o));
+                }
+            }
             plan.remove_finalizer = owned.is_empty();
         }
         return plan;
@@ -324,6 +337,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
         templates: inputs.templates,
     });
     plan.desired = rendered.objects.len();
+    let claims = ownership::claims(set, &rendered);
 
     // Objects wanted, and which of them may be written.
     let mut services = Vec::new();
@@ -360,6 +374,50 @@ pub fn plan(inputs: &Inputs) -> Plan {
                 let (kind, name) = key(desired);
                 wanted.push((kind, name));
                 let live = inputs.live.iter().copied().find(|o| key(o) == (kind, name));
+                let lost = claims
+                    .iter()
+                    .find(|(i, _)| {
+                        rendered
+                            .services
+                            .get(*i)
+                            .is_some_and(|s| s.name == svc.name)
+                    })
+                    .and_then(|(_, mine)| {
+                        ownership::verdict(mine, inputs.rivals)
+                            .map(|(owner, pending)| (mine, owner, pending))
+                    });
+                if let Some((mine, owner, pending)) = lost {
+                    // Another ServiceSet owns the release: write nothing for it, and hand over
+                    // an object of ours that exists (from before the owner came).
+                    if let Some(l) = live.filter(|l| controlled_by(l, set))
+                        && inputs.provider.active()
+                        && !is_deleting(l)
+                    {
+                        plan.release.push(delete_of(l));
+                    }
+                    let st = if pending {
+                        ServiceState::Pending
+                    } else {
+                        ServiceState::Failed
+                    };
+                    let outcome = state::StateOutcome {
+                        state: st,
+                        failure_message: Some(ownership::loser_message(mine, owner)),
+                        reason: "conflict",
+                        condition_type: None,
+                        condition: None,
+                    };
+                    services.push(service_status(
+                        svc,
+                        set,
+                        inputs.templates,
+                        &outcome,
+                        None,
+                        prev,
+                        inputs.now,
+                    ));
+                    continue;
+                }
                 match live {
                     Some(l) if !controlled_by(l, set) => (
                         state::StateOutcome {

@@ -13,7 +13,12 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::api::flux::FluxObject;
+use crate::api::kcm::ServiceSet;
+use crate::api::meta::{Object, str_at};
+use crate::api::naming;
 use crate::api::sveltos::{DEFAULT_PRIORITY, MAX_PRIORITY, MIN_PRIORITY};
+use crate::core::render::{Outcome, Rendered};
 
 /// What two claims fight over on one target cluster.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,6 +36,152 @@ pub enum Target {
         path: String,
         target_namespace: String,
     },
+}
+
+/// The cluster of an object without `spec.kubeConfig`: the one the adapter runs in.
+pub const MANAGEMENT_CLUSTER: &str = "the management cluster";
+
+impl Target {
+    /// The cluster the target is on: `<namespace>/<cluster>` or [`MANAGEMENT_CLUSTER`].
+    pub fn cluster(&self) -> &str {
+        match self {
+            Target::Release { cluster, .. } | Target::Kustomization { cluster, .. } => cluster,
+        }
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let on = |c: &str| {
+            if c == MANAGEMENT_CLUSTER {
+                c.to_string()
+            } else {
+                format!("cluster {c}")
+            }
+        };
+        match self {
+            Target::Release {
+                cluster,
+                namespace,
+                name,
+            } => write!(f, "Helm release {namespace}/{name} on {}", on(cluster)),
+            Target::Kustomization {
+                cluster,
+                source,
+                path,
+                target_namespace,
+            } => {
+                write!(f, "path {path} of {source}")?;
+                if !target_namespace.is_empty() {
+                    write!(f, " (namespace {target_namespace})")?;
+                }
+                write!(f, " on {}", on(cluster))
+            }
+        }
+    }
+}
+
+/// What a HelmRelease or Kustomization (rendered or live) deploys where; None for other
+/// objects. The release is Helm's identity of it: the release name (`spec.releaseName`, or
+/// Flux's default `[<targetNamespace>-]<name>`) in its storage namespace (`storageNamespace`,
+/// else `targetNamespace`, else the object's). The cluster is the kubeconfig Secret's
+/// ClusterDeployment (`<namespace>/<cluster>`), or the management cluster.
+pub fn target_of(obj: &Value) -> Option<Target> {
+    let o = Object(obj);
+    let ns = o.namespace();
+    let cluster = match str_at(obj, "/spec/kubeConfig/secretRef/name") {
+        "" => MANAGEMENT_CLUSTER.to_string(),
+        secret => format!("{ns}/{}", naming::cluster_of_kubeconfig_secret(secret)),
+    };
+    let non_empty = |p: &str| Some(str_at(obj, p)).filter(|s| !s.is_empty());
+    match o.kind() {
+        "HelmRelease" => {
+            let target_ns = non_empty("/spec/targetNamespace");
+            let name = match (non_empty("/spec/releaseName"), target_ns) {
+                (Some(r), _) => r.to_string(),
+                (None, Some(t)) => format!("{t}-{}", o.name()),
+                (None, None) => o.name().to_string(),
+            };
+            let namespace = non_empty("/spec/storageNamespace")
+                .or(target_ns)
+                .unwrap_or(ns)
+                .to_string();
+            Some(Target::Release {
+                cluster,
+                namespace,
+                name,
+            })
+        }
+        "Kustomization" => {
+            let source = FluxObject(obj).source()?;
+            // Flux reads "", "." and "./" as the source's root.
+            let path = match str_at(obj, "/spec/path").trim_end_matches('/') {
+                "" | "." => "./".to_string(),
+                p if p.starts_with("./") || p.starts_with('/') => p.to_string(),
+                p => format!("./{p}"),
+            };
+            Some(Target::Kustomization {
+                cluster,
+                source: format!("{}/{}/{}", source.kind, source.namespace, source.name),
+                path,
+                target_namespace: str_at(obj, "/spec/targetNamespace").to_string(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The claims of a ServiceSet: one per rendered service, with the index of the service in
+/// `rendered.services`. A service that failed to render, or uninstalls, claims nothing.
+pub fn claims(set: &Value, rendered: &Rendered) -> Vec<(usize, Claim)> {
+    let s = ServiceSet(set);
+    let priority = priority(s.provider_config()).unwrap_or(DEFAULT_PRIORITY);
+    let created = str_at(set, "/metadata/creationTimestamp").parse().ok();
+    let deleting = s.meta().is_deleting();
+    rendered
+        .services
+        .iter()
+        .enumerate()
+        .filter_map(|(i, svc)| {
+            let Outcome::Rendered { index } = svc.outcome else {
+                return None;
+            };
+            let target = target_of(rendered.objects.get(index)?)?;
+            Some((
+                i,
+                Claim {
+                    target,
+                    namespace: match s.namespace() {
+                        "" => "default".to_string(),
+                        n => n.to_string(),
+                    },
+                    service_set: s.name().to_string(),
+                    service: svc.name.clone(),
+                    priority,
+                    created,
+                    deleting,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The verdict on `mine` among the rivals' claims (any target; others are ignored): None
+/// when it owns its target, else the winning claim and whether it is being deleted.
+pub fn verdict<'a>(mine: &'a Claim, rivals: &'a [Claim]) -> Option<(&'a Claim, bool)> {
+    let mut all: Vec<Claim> = vec![mine.clone()];
+    let mut refs: Vec<&Claim> = vec![mine];
+    for r in rivals.iter().filter(|r| r.target == mine.target) {
+        if r.namespace == mine.namespace && r.service_set == mine.service_set {
+            continue; // its own claim, as the caller's index had it
+        }
+        all.push(r.clone());
+        refs.push(r);
+    }
+    match decide(&all)[0] {
+        Verdict::Owns => None,
+        Verdict::Lost { owner, pending } => Some((refs[owner], pending)),
+    }
 }
 
 /// One service of one ServiceSet laying claim to a target.
@@ -102,19 +253,7 @@ pub fn decide(claims: &[Claim]) -> Vec<Verdict> {
 
 /// The failureMessage of a losing claim.
 pub fn loser_message(loser: &Claim, owner: &Claim) -> String {
-    let what = match &loser.target {
-        Target::Release {
-            cluster,
-            namespace,
-            name,
-        } => format!("release {namespace}/{name} on cluster {cluster}"),
-        Target::Kustomization {
-            cluster,
-            source,
-            path,
-            ..
-        } => format!("path {path} of {source} on cluster {cluster}"),
-    };
+    let what = &loser.target;
     let deleting = if owner.deleting {
         " (being deleted: this service takes over when it is gone)"
     } else {
@@ -187,7 +326,7 @@ mod tests {
         );
         assert_eq!(
             loser_message(&c[0], &c[1]),
-            "release ingress/nginx on cluster kcm-system/dev is owned by service nginx of ServiceSet kcm-system/new: its priority 500 against this one's 100"
+            "Helm release ingress/nginx on cluster kcm-system/dev is owned by service nginx of ServiceSet kcm-system/new: its priority 500 against this one's 100"
         );
     }
 

@@ -39,6 +39,7 @@ fn run(set: &Value, templates: &[Value], live: &[&Value], provider: Provider) ->
         previous_status: set.get("status"),
         now: now(),
         source_timeout: Duration::from_secs(300),
+        rivals: &[],
     })
 }
 
@@ -391,4 +392,123 @@ mod decisions {
             FinalizerRelease::Recheck(Duration::from_secs(2))
         );
     }
+}
+
+/// The claims another ServiceSet (a copy of `set` named `name`, with `priority`) lays on the
+/// same releases and paths.
+fn rival_claims(
+    set: &Value,
+    templates: &[Value],
+    name: &str,
+    priority: i64,
+) -> Vec<ownership::Claim> {
+    let mut other = set.clone();
+    other["metadata"]["name"] = name.into();
+    other["metadata"]["uid"] = format!("uid-{name}").into();
+    other["spec"]["provider"]["config"] = json!({"priority": priority});
+    let r = render::render(&render::Inputs {
+        service_set: &other,
+        templates,
+    });
+    ownership::claims(&other, &r)
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect()
+}
+
+fn run_with_rivals(
+    set: &Value,
+    templates: &[Value],
+    live: &[&Value],
+    rivals: &[ownership::Claim],
+) -> Plan {
+    plan(&Inputs {
+        service_set: set,
+        templates,
+        live,
+        sources: &[],
+        provider: ACTIVE,
+        previous_status: set.get("status"),
+        now: now(),
+        source_timeout: Duration::from_secs(300),
+        rivals,
+    })
+}
+
+#[test]
+fn a_service_whose_release_another_service_set_owns_writes_nothing_and_says_who() {
+    let (set, templates) = docs();
+    let rivals = rival_claims(&set, &templates, "mcs-wins", 500);
+    assert_eq!(rivals.len(), 5, "every rendered service claims its target");
+    let p = run_with_rivals(&set, &templates, &[], &rivals);
+    assert!(p.apply.is_empty(), "a loser creates nothing: {:?}", p.apply);
+    let services = p.status["services"].as_array().unwrap();
+    assert!(services.iter().all(|x| s(x, "/state") == "Failed"));
+    let msg = s(&services[0], "/failureMessage");
+    assert!(
+        msg.contains("is owned by service")
+            && msg.contains("ServiceSet")
+            && msg.contains("/mcs-wins")
+            && msg.contains("its priority 500 against this one's 100"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_lower_priority_rival_changes_nothing() {
+    let (set, templates) = docs();
+    let rivals = rival_claims(&set, &templates, "mcs-low", 50);
+    let p = run_with_rivals(&set, &templates, &[], &rivals);
+    assert_eq!(p.apply.len(), 5);
+    assert!(p.release.is_empty());
+}
+
+#[test]
+fn a_loser_hands_over_the_object_it_had_and_waits_while_the_owner_is_deleted() {
+    let (set, templates) = docs();
+    let first = run(&set, &templates, &[], ACTIVE);
+    let mut live: Vec<Value> = first
+        .apply
+        .iter()
+        .map(|d| as_live(d, Some(("True", "InstallSucceeded"))))
+        .collect();
+    for (i, l) in live.iter_mut().enumerate() {
+        l["metadata"]["uid"] = format!("u-{i}").into();
+    }
+    let refs: Vec<&Value> = live.iter().collect();
+    let mut rivals = rival_claims(&set, &templates, "mcs-wins", 500);
+    let p = run_with_rivals(&set, &templates, &refs, &rivals);
+    assert!(p.apply.is_empty());
+    assert!(
+        p.delete.is_empty(),
+        "never a plain delete: it would uninstall"
+    );
+    assert_eq!(p.release.len(), 5, "suspended, then deleted");
+    // The owner being deleted: Pending, with the same hand-over.
+    for c in &mut rivals {
+        c.deleting = true;
+    }
+    let p = run_with_rivals(&set, &templates, &[], &rivals);
+    let services = p.status["services"].as_array().unwrap();
+    assert!(services.iter().all(|x| s(x, "/state") == "Pending"));
+    assert!(s(&services[0], "/failureMessage").contains("being deleted"));
+}
+
+#[test]
+fn a_deleted_owner_hands_its_releases_to_a_waiting_rival() {
+    let (mut set, templates) = docs();
+    let first = run(&set, &templates, &[], ACTIVE);
+    let live: Vec<Value> = first.apply.iter().map(|d| as_live(d, None)).collect();
+    let refs: Vec<&Value> = live.iter().collect();
+    let rivals = rival_claims(&set, &templates, "waiting", 50);
+    set["metadata"]["deletionTimestamp"] = "2026-11-21T11:59:00Z".into();
+    let p = run_with_rivals(&set, &templates, &refs, &rivals);
+    assert!(p.deleting);
+    assert_eq!(p.release.len(), 5, "the waiting ServiceSet takes over");
+    assert!(p.delete.is_empty());
+    assert_eq!(p.next(Duration::ZERO), Next::After(DELETION_RECHECK));
+    // Nobody waiting: a plain delete (Flux uninstalls).
+    let p = run_with_rivals(&set, &templates, &refs, &[]);
+    assert_eq!(p.delete.len(), 5);
+    assert!(p.release.is_empty());
 }

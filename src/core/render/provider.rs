@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::api::duration::is_flux_duration;
 use crate::api::names::is_dns1123_label;
+use crate::api::sveltos::{MAX_PRIORITY, MIN_PRIORITY};
 
 /// Keys the adapter understands, with what they do (for the error that lists them).
 pub const KEYS: &[(&str, &str)] = &[
@@ -35,7 +36,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     (
         "priority",
-        "a label for the objects, ksm.k0rdent.mirantis.com/priority (integer)",
+        "who owns a release two ServiceSets deploy: the higher wins, a tie goes to the older ServiceSet (integer 1-2147483646, default 100; also the label ksm.k0rdent.mirantis.com/priority)",
     ),
 ];
 
@@ -111,8 +112,10 @@ pub fn parse(config: Option<&Value>) -> Result<ProviderConfig, Vec<String>> {
                 _ => bad("must be a namespace name (DNS-1123 label)"),
             },
             "priority" => match value.as_i64() {
-                Some(p) => cfg.priority = Some(p),
-                None => bad("must be an integer"),
+                Some(p) if (MIN_PRIORITY..=MAX_PRIORITY).contains(&p) => cfg.priority = Some(p),
+                _ => bad(&format!(
+                    "must be an integer from {MIN_PRIORITY} to {MAX_PRIORITY}, as in kcm"
+                )),
             },
             _ => {
                 let valid: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
@@ -159,6 +162,29 @@ mod tests {
         assert!(!c.prune && c.wait && !c.suspend);
         assert_eq!(c.target_namespace.as_deref(), Some("apps"));
         assert_eq!(c.priority, Some(200));
+    }
+
+    #[test]
+    fn priority_is_kcms_range() {
+        for ok in [1, 100, 2147483646] {
+            assert_eq!(
+                parse(Some(&json!({ "priority": ok }))).unwrap().priority,
+                Some(ok)
+            );
+        }
+        for bad in [
+            json!(0),
+            json!(-5),
+            json!(2147483647),
+            json!("high"),
+            json!(1.5),
+        ] {
+            let errs = parse(Some(&json!({ "priority": bad }))).unwrap_err();
+            assert!(
+                errs[0].contains("must be an integer from 1 to 2147483646"),
+                "{errs:?}"
+            );
+        }
     }
 
     #[test]

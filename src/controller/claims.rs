@@ -1,0 +1,370 @@
+//! The claims of every ServiceSet of the provider on the releases and paths it deploys
+//! ([`ownership`]), kept up to date from the ServiceSet and ServiceTemplate watches, so that a
+//! reconcile finds its rivals by target instead of rendering every ServiceSet.
+//!
+//! Every replica indexes every ServiceSet (all shards): two replicas reach the same decision
+//! from the same objects. A ServiceSet is rendered again only when what its claims depend on
+//! changes: its uid, generation (the spec), deletion or creation time, or a template.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+
+use kube::api::DynamicObject;
+use kube::runtime::watcher;
+use serde_json::Value;
+
+use crate::api::kcm::ServiceSet;
+use crate::api::meta::{Object, str_at};
+use crate::api::selector;
+use crate::core::adapter::ownership::{self, Claim, Target};
+use crate::core::render;
+
+/// (namespace, name) of a ServiceSet.
+pub type SetKey = (String, String);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Fingerprint {
+    uid: String,
+    generation: Option<i64>,
+    deleting: bool,
+    created: String,
+}
+
+impl Fingerprint {
+    fn of(set: &Value) -> Fingerprint {
+        let m = Object(set);
+        Fingerprint {
+            uid: m.uid().to_string(),
+            generation: m.generation(),
+            deleting: m.is_deleting(),
+            created: str_at(set, "/metadata/creationTimestamp").to_string(),
+        }
+    }
+}
+
+struct Entry {
+    fingerprint: Fingerprint,
+    /// The labels, for the provider's selector (an SMP change needs no re-render).
+    labels: Value,
+    claims: Vec<Claim>,
+}
+
+#[derive(Default)]
+struct State {
+    sets: HashMap<SetKey, Entry>,
+    by_target: HashMap<Target, BTreeSet<SetKey>>,
+    /// A relist in progress: the keys listed so far.
+    relist: Option<BTreeSet<SetKey>>,
+}
+
+impl State {
+    /// Replaces the entry of `key`; returns the ServiceSets that share a target with its old
+    /// or new claims (whose verdicts may change).
+    fn put(&mut self, key: &SetKey, entry: Option<Entry>) -> BTreeSet<SetKey> {
+        let mut touched: BTreeSet<&Target> = BTreeSet::new();
+        let old = self.sets.remove(key);
+        if let Some(old) = &old {
+            for c in &old.claims {
+                if let Some(keys) = self.by_target.get_mut(&c.target) {
+                    keys.remove(key);
+                    if keys.is_empty() {
+                        self.by_target.remove(&c.target);
+                    }
+                }
+            }
+        }
+        if let Some(e) = &entry {
+            for c in &e.claims {
+                self.by_target
+                    .entry(c.target.clone())
+                    .or_default()
+                    .insert(key.clone());
+            }
+        }
+        let changed = match (&old, &entry) {
+            (Some(o), Some(n)) => o.claims != n.claims,
+            (None, None) => false,
+            _ => true,
+        };
+        let mut rivals = BTreeSet::new();
+        if changed {
+            touched.extend(old.iter().flat_map(|o| o.claims.iter().map(|c| &c.target)));
+            touched.extend(
+                entry
+                    .iter()
+                    .flat_map(|e| e.claims.iter().map(|c| &c.target)),
+            );
+            for t in touched {
+                if let Some(keys) = self.by_target.get(t) {
+                    rivals.extend(keys.iter().filter(|k| *k != key).cloned());
+                }
+            }
+        }
+        if let Some(e) = entry {
+            self.sets.insert(key.clone(), e);
+        }
+        rivals
+    }
+}
+
+/// The index. One per controller.
+pub struct ClaimIndex {
+    provider: String,
+    state: Mutex<State>,
+}
+
+fn set_key(set: &Value) -> SetKey {
+    let m = Object(set);
+    let ns = match m.namespace() {
+        "" => "default",
+        n => n,
+    };
+    (ns.to_string(), m.name().to_string())
+}
+
+impl ClaimIndex {
+    pub fn new(provider: &str) -> ClaimIndex {
+        ClaimIndex {
+            provider: provider.to_string(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The claims of `set` rendered with `templates` (None for another provider's).
+    fn entry(&self, set: &Value, templates: &[Value]) -> Option<Entry> {
+        if ServiceSet(set).provider_name() != self.provider {
+            return None;
+        }
+        let rendered = render::render(&render::Inputs {
+            service_set: set,
+            templates,
+        });
+        Some(Entry {
+            fingerprint: Fingerprint::of(set),
+            labels: Object(set).labels().clone(),
+            claims: ownership::claims(set, &rendered)
+                .into_iter()
+                .map(|(_, c)| c)
+                .collect(),
+        })
+    }
+
+    /// A ServiceSet as the watch shows it; `force` renders it again whatever its fingerprint
+    /// (a template changed). Returns the ServiceSets whose verdicts may have changed.
+    pub fn observe(&self, set: &Value, templates: &[Value], force: bool) -> BTreeSet<SetKey> {
+        let key = set_key(set);
+        {
+            let st = self.lock();
+            if !force
+                && st
+                    .sets
+                    .get(&key)
+                    .is_some_and(|e| e.fingerprint == Fingerprint::of(set))
+                && Fingerprint::of(set).generation.is_some()
+            {
+                return BTreeSet::new();
+            }
+        }
+        // Rendered outside the lock.
+        let entry = self.entry(set, templates);
+        self.lock().put(&key, entry)
+    }
+
+    /// A ServiceSet is gone; returns the ServiceSets that may take its releases over.
+    pub fn remove(&self, key: &SetKey) -> BTreeSet<SetKey> {
+        self.lock().put(key, None)
+    }
+
+    /// A watch event of the ServiceSets (relists drop what the new list lacks).
+    pub fn apply(
+        &self,
+        ev: &watcher::Event<DynamicObject>,
+        as_json: impl Fn(&DynamicObject) -> Value,
+        templates: impl Fn(&str) -> Vec<Value>,
+    ) -> BTreeSet<SetKey> {
+        match ev {
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
+                let set = as_json(o);
+                let key = set_key(&set);
+                if matches!(ev, watcher::Event::InitApply(_))
+                    && let Some(seen) = self.lock().relist.as_mut()
+                {
+                    seen.insert(key.clone());
+                }
+                self.observe(&set, &templates(&key.0), false)
+            }
+            watcher::Event::Delete(o) => self.remove(&set_key(&as_json(o))),
+            watcher::Event::Init => {
+                self.lock().relist = Some(BTreeSet::new());
+                BTreeSet::new()
+            }
+            watcher::Event::InitDone => {
+                let mut st = self.lock();
+                let Some(seen) = st.relist.take() else {
+                    return BTreeSet::new();
+                };
+                let gone: Vec<SetKey> = st
+                    .sets
+                    .keys()
+                    .filter(|k| !seen.contains(*k))
+                    .cloned()
+                    .collect();
+                let mut out = BTreeSet::new();
+                for k in gone {
+                    out.extend(st.put(&k, None));
+                }
+                out
+            }
+        }
+    }
+
+    /// The claims of the other ServiceSets that the provider serves (`smp`: its selector) on
+    /// the targets `key` claims.
+    pub fn rivals(&self, key: &SetKey, smp: Option<&Value>) -> Vec<Claim> {
+        let st = self.lock();
+        let Some(mine) = st.sets.get(key) else {
+            return Vec::new();
+        };
+        let served = |e: &Entry| {
+            smp.is_some_and(|smp| {
+                selector::matches(
+                    crate::api::kcm::StateManagementProvider(smp).selector(),
+                    &e.labels,
+                )
+            })
+        };
+        let mut out = Vec::new();
+        for t in mine.claims.iter().map(|c| &c.target) {
+            for k in st.by_target.get(t).into_iter().flatten() {
+                if k == key {
+                    continue;
+                }
+                let Some(e) = st.sets.get(k) else { continue };
+                if !served(e) {
+                    continue;
+                }
+                out.extend(e.claims.iter().filter(|c| &c.target == t).cloned());
+            }
+        }
+        out
+    }
+
+    /// How many ServiceSets are indexed (for tests and metrics).
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.lock().sets.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn template() -> Value {
+        json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceTemplate",
+            "metadata": {"name": "nginx", "namespace": "kcm-system"},
+            "spec": {"helm": {"chartSpec": {"chart": "ingress-nginx", "version": "4.11.0",
+                "sourceRef": {"kind": "HelmRepository", "name": "ingress"}}}},
+            "status": {"valid": true, "observedGeneration": 1,
+                "chartRef": {"kind": "HelmChart", "name": "nginx", "namespace": "kcm-system"}}})
+    }
+
+    fn set(name: &str, generation: i64, priority: i64) -> Value {
+        json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceSet",
+            "metadata": {"name": name, "namespace": "kcm-system", "uid": format!("uid-{name}"),
+                "generation": generation, "creationTimestamp": "2026-01-01T00:00:00Z",
+                "labels": {"ksm.k0rdent.mirantis.com/adapter": "flux"}},
+            "spec": {"cluster": "dev", "provider": {"name": "ksm-flux",
+                "config": {"priority": priority}},
+                "services": [{"name": "nginx", "namespace": "ingress", "template": "nginx"}]}})
+    }
+
+    fn smp() -> Value {
+        json!({"metadata": {"name": "ksm-flux"},
+            "spec": {"selector": {"matchLabels": {"ksm.k0rdent.mirantis.com/adapter": "flux"}}}})
+    }
+
+    fn key(name: &str) -> SetKey {
+        ("kcm-system".into(), name.into())
+    }
+
+    #[test]
+    fn rivals_are_found_by_target_and_changes_name_who_to_requeue() {
+        let idx = ClaimIndex::new("ksm-flux");
+        let t = [template()];
+        assert!(idx.observe(&set("a", 1, 100), &t, false).is_empty());
+        assert_eq!(
+            idx.observe(&set("b", 1, 200), &t, false),
+            BTreeSet::from([key("a")]),
+            "b's claim is on a's release: a is requeued"
+        );
+        let rivals = idx.rivals(&key("a"), Some(&smp()));
+        assert_eq!(rivals.len(), 1);
+        assert_eq!(rivals[0].service_set, "b");
+        assert_eq!(rivals[0].priority, 200);
+        // Unchanged fingerprint: nothing rendered, nobody requeued.
+        assert!(idx.observe(&set("b", 1, 300), &t, false).is_empty());
+        // A new generation: rendered again.
+        assert_eq!(
+            idx.observe(&set("b", 2, 300), &t, false),
+            BTreeSet::from([key("a")])
+        );
+        assert_eq!(idx.rivals(&key("a"), Some(&smp()))[0].priority, 300);
+        // Not served (no SMP, or labels outside its selector): no rival.
+        assert!(idx.rivals(&key("a"), None).is_empty());
+        // b goes: a may take over.
+        assert_eq!(idx.remove(&key("b")), BTreeSet::from([key("a")]));
+        assert!(idx.rivals(&key("a"), Some(&smp())).is_empty());
+    }
+
+    #[test]
+    fn without_templates_nothing_is_claimed_until_a_forced_render() {
+        let idx = ClaimIndex::new("ksm-flux");
+        idx.observe(&set("a", 1, 100), &[], false);
+        idx.observe(&set("b", 1, 100), &[], false);
+        assert!(idx.rivals(&key("a"), Some(&smp())).is_empty());
+        let t = [template()];
+        idx.observe(&set("a", 1, 100), &t, true);
+        idx.observe(&set("b", 1, 100), &t, true);
+        assert_eq!(idx.rivals(&key("a"), Some(&smp())).len(), 1);
+    }
+
+    #[test]
+    fn other_providers_are_not_indexed_and_relists_drop_the_missing() {
+        let idx = ClaimIndex::new("ksm-flux");
+        let mut other = set("s", 1, 100);
+        other["spec"]["provider"]["name"] = "ksm-projectsveltos".into();
+        idx.observe(&other, &[template()], false);
+        assert_eq!(idx.len(), 0);
+
+        let t = [template()];
+        let dynamic = |v: &Value| -> DynamicObject { serde_json::from_value(v.clone()).unwrap() };
+        let to_json = |o: &DynamicObject| serde_json::to_value(o).unwrap();
+        let templates = |_: &str| t.to_vec();
+        idx.apply(
+            &watcher::Event::Apply(dynamic(&set("a", 1, 100))),
+            to_json,
+            templates,
+        );
+        idx.apply(
+            &watcher::Event::Apply(dynamic(&set("b", 1, 100))),
+            to_json,
+            templates,
+        );
+        assert_eq!(idx.len(), 2);
+        idx.apply(&watcher::Event::Init, to_json, templates);
+        idx.apply(
+            &watcher::Event::InitApply(dynamic(&set("a", 1, 100))),
+            to_json,
+            templates,
+        );
+        let requeue = idx.apply(&watcher::Event::InitDone, to_json, templates);
+        assert_eq!(idx.len(), 1, "b was not in the relist");
+        assert_eq!(requeue, BTreeSet::from([key("a")]));
+    }
+}
