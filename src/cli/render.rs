@@ -15,6 +15,7 @@ use super::{
 use crate::api::kcm::{ServiceSet, StateManagementProvider};
 use crate::api::kinds;
 use crate::api::meta::Object;
+use crate::core::adapter::ownership;
 use crate::core::derive;
 use crate::core::objects::LoadedObject;
 use crate::core::provider;
@@ -145,7 +146,8 @@ pub fn rendered(
         .filter(|o| Object(o).kind() == kinds::STATE_MANAGEMENT_PROVIDER.kind)
         .collect();
     let kcm_adapter = provider::kcm_adapter(smps.iter().map(|s| StateManagementProvider(s)));
-    let mut rendered_objects = Vec::new();
+    let mut renders: Vec<(&Value, provider::Translator, crate::core::render::Rendered)> =
+        Vec::new();
     let mut diagnostics = Vec::new();
     let mut errors = false;
     for set in &sets {
@@ -173,10 +175,56 @@ pub fn rendered(
             provider::Translator::Flux => &templates,
             provider::Translator::Sveltos => &all,
         };
-        let r = provider::render(translator, set, inputs);
+        renders.push((set, translator, provider::render(translator, set, inputs)));
+    }
+    // Several ServiceSets of the Flux adapter on one release: the adapter writes only the
+    // owner's object.
+    let flux: Vec<(usize, (&Value, &crate::core::render::Rendered))> = renders
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, t, _))| *t == provider::Translator::Flux)
+        .map(|(i, (set, _, r))| (i, (*set, r)))
+        .collect();
+    let pairs: Vec<(&Value, &crate::core::render::Rendered)> =
+        flux.iter().map(|(_, p)| *p).collect();
+    let mut left_out: Vec<(usize, usize)> = Vec::new();
+    let mut conflict_diags = Vec::new();
+    for c in ownership::conflicts(&pairs) {
+        let (ri, (set, rendered)) = flux[c.set];
+        let svc = &rendered.services[c.service].name;
+        left_out.push((ri, c.object));
+        conflict_diags.push((
+            ri,
+            Diagnostic::error(
+                render_codes::RELEASE_CONFLICT,
+                format!(
+                    "ServiceSet {}/{}, service {svc:?}: {}; its {} is not written",
+                    ServiceSet(set).namespace(),
+                    ServiceSet(set).name(),
+                    c.message(),
+                    Object(&rendered.objects[c.object]).kind(),
+                ),
+            )
+            .help(
+                "remove the service from one ServiceSet, or give the one that should own it a higher spec.provider.config.priority",
+            ),
+        ));
+    }
+    let mut rendered_objects = Vec::new();
+    for (ri, (_, _, r)) in renders.into_iter().enumerate() {
         errors |= r.has_errors();
-        rendered_objects.extend(r.objects);
+        rendered_objects.extend(
+            r.objects
+                .into_iter()
+                .enumerate()
+                .filter(|(oi, _)| !left_out.contains(&(ri, *oi)))
+                .map(|(_, o)| o),
+        );
         diagnostics.extend(r.diagnostics);
+        for (_, d) in conflict_diags.iter().filter(|(i, _)| *i == ri) {
+            errors = true;
+            diagnostics.push(d.clone());
+        }
     }
     Ok((rendered_objects, diagnostics, errors))
 }

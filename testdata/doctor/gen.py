@@ -21,7 +21,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = sys.argv[1] if len(sys.argv) > 1 else HERE
-CRDS = os.path.join(HERE, "..", "crds")
+CRDS = os.path.join(HERE, "..", "..", "crds")
 
 NOW = "2026-11-21T12:00:00Z"          # every dump: --now 2026-11-21T12:00:00Z
 T_FLUX = "2026-11-14T08:12:40Z"       # Flux, kcm and the adapter installed
@@ -1142,6 +1142,46 @@ def _():
                                   cond("Ready", "False", "ArtifactFailed", m, 1, at("11:10:04"))]
     team.set_state("podinfo", "Failed", at("11:20:05"), m, ss="prod-eu", ns="team-a")
     d.add(edge, ad, *team.objs)
+    return d
+
+@case("flux-priority-conflict", ["KSM633"], "MultiClusterService global-ingress (priority 500) selects dev-cluster at 11:30: "
+      "its ServiceSet kcm-system/dev-cluster-bb74fe23 deploys ingress-nginx into ingress-nginx on dev-cluster too; the adapter "
+      "gave the release to it (higher priority): the ClusterDeployment's HelmRelease kcm-system/dev-cluster-ingress-nginx was "
+      "handed over (suspended, then deleted) and the MCS's kcm-system/dev-cluster-bb74fe23-ingress-nginx upgraded it at 11:31; "
+      "dev-cluster's status says ingress-nginx Failed with the owner → KSM633 flux-release-conflict for ingress-nginx of "
+      "ServiceSet/kcm-system/dev-cluster, naming dev-cluster-bb74fe23 and both priorities")
+def _():
+    d = base()
+    mcs_ss = "dev-cluster-bb74fe23"
+    nginx = svc("ingress-nginx", NGINX_T, "4.13.0", "ingress-nginx")
+    s = serviceset(mcs_ss, NS, "dev-cluster", "ksm-flux", [nginx], {"ingress-nginx": "Helm"},
+                   {"ingress-nginx": ("Deployed", at("11:31:10"))}, created=at("11:30:00"))
+    s["spec"]["provider"]["config"] = {"priority": 500}
+    s["spec"]["multiClusterService"] = "global-ingress"
+    s["metadata"]["ownerReferences"] = [owner("MultiClusterService", "global-ingress", None)]
+    hr = hr_installed(helmrelease(mcs_ss, "ingress-nginx", "ingress-nginx", "dev-cluster",
+                                  chart_ref={"kind": "HelmChart", "name": NGINX_T, "namespace": NS}, created=at("11:30:01")),
+                      "ingress-nginx", "4.13.0", t=at("11:31:05"), action="upgrade", rel_version=2, first=T_HR)
+    d.remove("HelmRelease", "dev-cluster-ingress-nginx")
+    d.set_state("ingress-nginx", "Failed", at("11:30:02"),
+                "Helm release ingress-nginx/ingress-nginx on cluster kcm-system/dev-cluster is owned by service ingress-nginx "
+                "of ServiceSet kcm-system/dev-cluster-bb74fe23: its priority 500 against this one's 100")
+    d.add(s, hr)
+    return d
+
+@case("flux-duplicate-release", ["KSM634"], "someone applied a HelmRelease kcm-system/ingress-nginx by hand at 11:20 "
+      "(releaseName ingress-nginx, storage/target namespace ingress-nginx, kubeConfig of dev-cluster): the same Helm release "
+      "as the adapter's kcm-system/dev-cluster-ingress-nginx; both report Ready (each upgraded it last with its own values) "
+      "→ KSM634 flux-duplicate-release on HelmRelease/kcm-system/dev-cluster-ingress-nginx, naming both objects and "
+      "ServiceSet kcm-system/dev-cluster")
+def _():
+    d = base()
+    hr = helmrelease("dev-cluster", "ingress-nginx", "ingress-nginx", "dev-cluster",
+                     chart_ref={"kind": "HelmChart", "name": NGINX_T, "namespace": NS}, created=at("11:20:00"))
+    hr["metadata"] = meta("HelmRelease", "ingress-nginx", NS, created=at("11:20:00"),
+                          finalizers=["finalizers.fluxcd.io"])
+    hr_installed(hr, "ingress-nginx", "4.13.0", t=at("11:20:40"), action="upgrade", rel_version=2, first=T_HR)
+    d.add(hr)
     return d
 
 # ================================================================ main

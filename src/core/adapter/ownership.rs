@@ -184,6 +184,58 @@ pub fn verdict<'a>(mine: &'a Claim, rivals: &'a [Claim]) -> Option<(&'a Claim, b
     }
 }
 
+/// A service that loses its target to another ServiceSet's, among several ServiceSets
+/// rendered together (`render` of several ServiceSets, `doctor`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    /// Index of the ServiceSet in the input.
+    pub set: usize,
+    /// Index of the service in that ServiceSet's `rendered.services`.
+    pub service: usize,
+    /// Index of the object the adapter does not write, in `rendered.objects`.
+    pub object: usize,
+    pub loser: Claim,
+    pub owner: Claim,
+    /// The owner is being deleted: the loser takes over once it is gone.
+    pub pending: bool,
+}
+
+impl Conflict {
+    pub fn message(&self) -> String {
+        loser_message(&self.loser, &self.owner)
+    }
+}
+
+/// The services of `sets` (each a ServiceSet of the Flux adapter and its rendering) that
+/// lose their release or path to another one's, as the adapter decides it.
+pub fn conflicts(sets: &[(&Value, &Rendered)]) -> Vec<Conflict> {
+    let mut all: Vec<(usize, usize, usize, Claim)> = Vec::new();
+    for (si, (set, rendered)) in sets.iter().enumerate() {
+        for (svc, claim) in claims(set, rendered) {
+            let Outcome::Rendered { index } = rendered.services[svc].outcome else {
+                continue;
+            };
+            all.push((si, svc, index, claim));
+        }
+    }
+    let claims: Vec<Claim> = all.iter().map(|(.., c)| c.clone()).collect();
+    decide(&claims)
+        .into_iter()
+        .zip(&all)
+        .filter_map(|(v, (set, service, object, loser))| match v {
+            Verdict::Owns => None,
+            Verdict::Lost { owner, pending } => Some(Conflict {
+                set: *set,
+                service: *service,
+                object: *object,
+                loser: loser.clone(),
+                owner: claims[owner].clone(),
+                pending,
+            }),
+        })
+        .collect()
+}
+
 /// One service of one ServiceSet laying claim to a target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
@@ -259,9 +311,22 @@ pub fn loser_message(loser: &Claim, owner: &Claim) -> String {
     } else {
         ""
     };
+    let why = if owner.priority == loser.priority {
+        let by = match (owner.created, loser.created) {
+            (Some(o), Some(l)) if o < l => "the older ServiceSet",
+            (Some(_), None) => "the older ServiceSet",
+            _ => "the first by namespace/name",
+        };
+        format!("both have priority {}, and {by} keeps it", owner.priority)
+    } else {
+        format!(
+            "its priority {} against this one's {}",
+            owner.priority, loser.priority
+        )
+    };
     format!(
-        "{what} is owned by service {} of ServiceSet {}/{}{deleting}: its priority {} against this one's {}",
-        owner.service, owner.namespace, owner.service_set, owner.priority, loser.priority
+        "{what} is owned by service {} of ServiceSet {}/{}{deleting}: {why}",
+        owner.service, owner.namespace, owner.service_set
     )
 }
 

@@ -34,6 +34,8 @@ pub const NIL_CONFIG_TIER: &str = "KSM629";
 pub const HEALTH_RULES_INVALID: &str = "KSM630";
 pub const SUMMARY_SUSPENDED: &str = "KSM631";
 pub const REFERENCE_NAMESPACE: &str = "KSM632";
+pub const FLUX_CONFLICT: &str = "KSM633";
+pub const FLUX_DUPLICATE: &str = "KSM634";
 
 /// Every code of this family, in code order, with its documentation.
 pub static ALL: &[CodeInfo] = &[
@@ -522,6 +524,36 @@ Sveltos rewrites, in memory, the namespace of those references to the Profile's 
 
 ## Fix
 Put the ConfigMap, Secret or source in the ServiceSet's namespace, or use a MultiClusterService (ClusterProfile) when it must be shared.
+",
+    },
+    CodeInfo {
+        code: FLUX_CONFLICT,
+        name: "flux-release-conflict",
+        severity: Severity::Error,
+        title: "Another ServiceSet of the Flux adapter owns the release",
+        docs: "## What it finds
+A service of the Flux adapter deploys a Helm release (same cluster, release namespace and release name), or applies a source path, that another ServiceSet of the same provider deploys too, and the other one owns it: it has the higher `spec.provider.config.priority` (default 100), or the same priority and is older (creation time, then namespace/name). The finding names the owning ServiceSet and service and both priorities; kcm's provider settles the same conflict through Sveltos tiers (KSM623).
+
+## Why it matters
+The adapter writes nothing for the losing service and reports it Failed (Pending while the owner is being deleted). When the owner goes away, the loser takes the release over on its next reconcile, without an uninstall.
+
+## Fix
+Give the ServiceSet that should own the release a higher priority, or remove the duplicate service from one of them.
+",
+    },
+    CodeInfo {
+        code: FLUX_DUPLICATE,
+        name: "flux-duplicate-release",
+        severity: Severity::Error,
+        title: "Two Flux objects deploy one release",
+        docs: "## What it finds
+Two or more HelmReleases found on the management cluster deploy the same Helm release (same target cluster, storage namespace and release name), or two Kustomizations apply the same path of the same source to the same cluster and namespace. The finding names each object and the ServiceSet that controls it.
+
+## Why it matters
+Each Flux object upgrades the release (or applies the path) with its own values and prunes what the other applied: the release flips between them, and deleting either one uninstalls it for both.
+
+## Fix
+kubectl get helmreleases -A -l ksm.k0rdent.mirantis.com/managed=true   # then delete the one no ServiceSet should own, or give the owning ServiceSet a higher priority and let the adapter hand the release over
 ",
     },
 ];

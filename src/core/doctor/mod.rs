@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::api::kcm::{Reference, ServiceSet, StateManagementProvider};
 use crate::api::naming::{self, ANNOTATION_PAUSED};
 use crate::api::{ObjectId, kinds, selector};
+use crate::core::adapter::ownership;
 use crate::core::cel::Limits;
 use crate::core::provider::{self, Translator};
 use crate::core::readiness::{self, Explain, Rbac};
@@ -126,12 +127,16 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
             .iter()
             .map(|s| StateManagementProvider(s)),
     );
+    let flux_conflicts = flux_conflicts(&snap, kcm_adapter.as_ref());
+    let releases = releases(&snap);
     let mut d = Doctor {
         snap: &snap,
         options,
         findings: Vec::new(),
         smp_checked: HashMap::new(),
         kcm_adapter,
+        flux_conflicts,
+        releases,
     };
     let mut views = Vec::new();
     let mut sets: Vec<ServiceSet> = snap
@@ -195,6 +200,74 @@ struct Doctor<'a, 'o> {
     smp_checked: HashMap<String, Vec<usize>>,
     /// The adapter of kcm's default provider, when its SMP is in the snapshot.
     kcm_adapter: Option<Reference>,
+    /// (namespace, ServiceSet, service) → the release or path another ServiceSet of the same
+    /// Flux provider owns, as the adapter decides it.
+    flux_conflicts: HashMap<(String, String, String), ownership::Conflict>,
+    /// Every HelmRelease and Kustomization of the snapshot, by what it deploys where.
+    releases: HashMap<ownership::Target, Vec<&'a Value>>,
+}
+
+/// The conflicts among the snapshot's ServiceSets of each Flux provider (those its SMP's
+/// selector admits), rendered with the snapshot's templates as the adapter renders them.
+fn flux_conflicts(
+    snap: &Snapshot,
+    kcm_adapter: Option<&Reference>,
+) -> HashMap<(String, String, String), ownership::Conflict> {
+    let templates: Vec<Value> = snap
+        .all(kinds::SERVICE_TEMPLATE.kind)
+        .iter()
+        .map(|t| (*t).clone())
+        .collect();
+    let mut by_provider: HashMap<&str, Vec<&Value>> = HashMap::new();
+    for set in snap.all(kinds::SERVICE_SET.kind) {
+        let provider = ServiceSet(set).provider_name();
+        let smp = snap.smp(provider);
+        if provider::translator(provider, smp, kcm_adapter) != Ok(Translator::Flux) {
+            continue;
+        }
+        if smp
+            .is_some_and(|smp| !selector::matches(smp.selector(), ServiceSet(set).meta().labels()))
+        {
+            continue;
+        }
+        by_provider.entry(provider).or_default().push(set);
+    }
+    let mut out = HashMap::new();
+    for sets in by_provider.values().filter(|s| s.len() > 1) {
+        let rendered: Vec<_> = sets
+            .iter()
+            .map(|set| {
+                crate::core::render::render(&crate::core::render::Inputs {
+                    service_set: set,
+                    templates: &templates,
+                })
+            })
+            .collect();
+        let pairs: Vec<(&Value, &crate::core::render::Rendered)> =
+            sets.iter().copied().zip(rendered.iter()).collect();
+        for c in ownership::conflicts(&pairs) {
+            let set = ServiceSet(sets[c.set]);
+            let svc = rendered[c.set].services[c.service].name.clone();
+            out.insert(
+                (set.namespace().to_string(), set.name().to_string(), svc),
+                c,
+            );
+        }
+    }
+    out
+}
+
+/// The snapshot's HelmReleases and Kustomizations by what they deploy where.
+fn releases<'a>(snap: &Snapshot<'a>) -> HashMap<ownership::Target, Vec<&'a Value>> {
+    let mut out: HashMap<ownership::Target, Vec<&'a Value>> = HashMap::new();
+    for kind in [kinds::HELM_RELEASE.kind, kinds::KUSTOMIZATION.kind] {
+        for o in snap.all(kind) {
+            if let Some(t) = ownership::target_of(o) {
+                out.entry(t).or_default().push(o);
+            }
+        }
+    }
+    out
 }
 
 impl<'a> Doctor<'a, '_> {

@@ -12,6 +12,7 @@ use crate::api::kcm::{Service, ServiceSet, ServiceStatus, ServiceTemplate};
 use crate::api::meta::Object;
 use crate::api::naming::{self, label_value};
 use crate::api::{ObjectId, duration, kinds};
+use crate::core::adapter::ownership;
 use crate::core::state::{self, Observed, ServiceState};
 
 impl Doctor<'_, '_> {
@@ -80,6 +81,46 @@ impl Doctor<'_, '_> {
                 return view;
             }
             _ => {}
+        }
+
+        // Another ServiceSet of the provider owns the release: the adapter writes nothing.
+        let key = (ns.to_string(), set_name.to_string(), name.to_string());
+        if let Some(c) = self.flux_conflicts.get(&key).cloned() {
+            let (owner, loser) = (&c.owner, &c.loser);
+            let mut m = format!(
+                "{label} is {}: {} is owned by service {} of ServiceSet {}/{} (priority {}); this ServiceSet has priority {}. ",
+                if c.pending { "Pending" } else { "Failed" },
+                c.loser.target,
+                owner.service,
+                owner.namespace,
+                owner.service_set,
+                owner.priority,
+                loser.priority
+            );
+            m.push_str(if c.pending {
+                "The owner is being deleted: this service takes the release over once it is gone."
+            } else if owner.priority > loser.priority {
+                "The owner has the higher priority: it keeps the release; the adapter writes nothing for this service."
+            } else {
+                "Equal priorities: the older ServiceSet keeps the release; the adapter writes nothing for this service."
+            });
+            chain.push(format!(
+                "ServiceSet/{}/{}",
+                owner.namespace, owner.service_set
+            ));
+            view.findings.push(self.push(Finding {
+                severity: if c.pending {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                },
+                code: codes::FLUX_CONFLICT,
+                object: ss.meta().id(),
+                chain,
+                message: m,
+                hint: "raise spec.provider.config.priority of the ServiceSet that should own the release (in the ClusterDeployment's or MultiClusterService's serviceSpec.provider.config), or remove the service from the other".into(),
+            }));
+            return view;
         }
 
         // The Flux object: labelled by the adapter, or named <serviceset>-<service>.
@@ -153,6 +194,50 @@ impl Doctor<'_, '_> {
         let flux_disp = Object(flux).display();
         view.flux_object = Some(flux_disp.clone());
         chain.push(flux_disp.clone());
+        // Other Flux objects deploying the same release fight with this one.
+        if let Some(target) = ownership::target_of(flux)
+            && let Some(all) = self.releases.get(&target).filter(|a| a.len() > 1)
+        {
+            let who: Vec<String> = all
+                .iter()
+                .map(|o| {
+                    let m = Object(o);
+                    let owner = m
+                        .controller()
+                        .filter(|r| {
+                            r.get("kind").and_then(Value::as_str) == Some(kinds::SERVICE_SET.kind)
+                        })
+                        .and_then(|r| r.get("name").and_then(Value::as_str))
+                        .or_else(|| {
+                            Some(m.label(naming::LABEL_SERVICESET)).filter(|l| !l.is_empty())
+                        });
+                    match owner {
+                        Some(set) => {
+                            format!("{} (ServiceSet {}/{set})", m.display(), m.namespace())
+                        }
+                        None => format!("{} (no ServiceSet)", m.display()),
+                    }
+                })
+                .collect();
+            view.findings.push(self.push(Finding {
+                severity: Severity::Error,
+                code: codes::FLUX_DUPLICATE,
+                object: ObjectId::of(flux),
+                chain: chain.clone(),
+                message: format!(
+                    "{label}: {target} is deployed by {} {}s: {}; they fight over it, and deleting either one uninstalls it",
+                    all.len(),
+                    Object(flux).kind(),
+                    who.join(", ")
+                ),
+                hint: {
+                    let word = flux::cli_object_word(Object(flux).kind()).trim_end_matches('s');
+                    format!(
+                        "flux suspend {word} -n NAMESPACE NAME && kubectl delete {word} -n NAMESPACE NAME  # the one no ServiceSet should own: suspended first, its deletion does not uninstall the release"
+                    )
+                },
+            }));
+        }
         let source = self.source_of(flux);
         view.source = source.map(|x| Object(x).display());
         let outcome = state::service_state(&Observed {

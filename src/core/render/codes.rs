@@ -23,6 +23,7 @@ pub const CONFIG_KEY_IGNORED: &str = "KSM517";
 pub const CHART_VERSION: &str = "KSM518";
 pub const SOURCE_MISSING: &str = "KSM519";
 pub const RENDER_NOTE: &str = "KSM520";
+pub const RELEASE_CONFLICT: &str = "KSM521";
 pub const OUTPUT_INVALID: &str = "KSM599";
 
 /// Every code of this family, in code order, with its documentation.
@@ -340,6 +341,24 @@ The rendered object may differ from kcm's in what the missing input decides.
 
 ## Fix
 Pass the objects named with --templates to render exactly.
+",
+    },
+    CodeInfo {
+        code: RELEASE_CONFLICT,
+        name: "release-conflict",
+        severity: Severity::Error,
+        title: "Another ServiceSet owns the release (or path) this service deploys",
+        docs: "## What it finds
+Two ServiceSets of the Flux adapter deploy the same Helm release (same cluster, release namespace and release name) or apply the same path of the same source to the same cluster and namespace: typically a ClusterDeployment's ServiceSet and a MultiClusterService's. The adapter gives it to the higher `spec.provider.config.priority` (default 100); on equal priority the older ServiceSet keeps it (creation time, then namespace/name), as kcm's own provider resolves conflicts through Sveltos tiers.
+
+## Why it matters
+The losing service is not written: its state is Failed (Pending while the owner is being deleted), and render leaves its object out. Two objects for one release would fight over it on the workload cluster.
+
+## Example
+A ClusterDeployment `dev` deploys `ingress-nginx` into `ingress`, and a MultiClusterService matching `dev` deploys it too, with priority 500: the MultiClusterService's ServiceSet owns the release and the ClusterDeployment's service reports the conflict.
+
+## Fix
+Remove the duplicate service from one of them, or give the ServiceSet that should own the release a higher priority. When the owner goes away, the other takes the release over (its object is suspended first and deleted, so nothing is uninstalled).
 ",
     },
     CodeInfo {
