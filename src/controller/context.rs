@@ -42,9 +42,11 @@ pub struct Ctx {
     pub opts: Options,
     pub smps: Store<DynamicObject>,
     pub templates: Store<DynamicObject>,
+    /// Every ServiceSet in full (the store that triggers reconciles keeps their metadata).
+    pub service_sets: cache::TextCache,
     pub helm_releases: cache::TextCache,
     pub kustomizations: cache::TextCache,
-    pub written: Written,
+    pub written: Arc<Written>,
     /// Every ServiceSet's claims on releases and paths: the rivals of a reconcile.
     pub claims: Arc<super::claims::ClaimIndex>,
     /// True once every cache has its initial list.

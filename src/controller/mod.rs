@@ -359,14 +359,16 @@ async fn control(
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), String> {
     let wc = watcher::Config::default().page_size(cluster::PAGE_SIZE);
-    let (sets, set_stream) = reflect(&client, &kinds.service_set, wc.clone());
+    let written = Arc::new(Written::default());
     let (templates, tpl_stream) = reflect(&client, &kinds.template, wc.clone());
 
     // Who owns each release: every ServiceSet's claims, indexed as the watches deliver them;
     // a change requeues the ServiceSets whose verdicts it may change.
     let claims = Arc::new(claims::ClaimIndex::new(&opts.provider));
     let (requeue_tx, requeue_rx) = tokio::sync::mpsc::unbounded_channel::<claims::SetKey>();
-    let set_stream = {
+    // The ServiceSets: in full as text; the store keeps what routes events.
+    let sets_text = cache::TextCache::new(kinds.service_set.clone());
+    let set_hook = {
         let (claims, templates, ar, tpl_ar) = (
             claims.clone(),
             templates.clone(),
@@ -374,20 +376,30 @@ async fn control(
             kinds.template.clone(),
         );
         let requeue_tx = requeue_tx.clone();
-        set_stream.inspect(move |ev| {
+        let mut seen = observe(&written, kinds::SERVICE_SET.kind);
+        move |ev: &Result<watcher::Event<DynamicObject>, watcher::Error>| {
+            seen(ev);
             if let Ok(ev) = ev {
                 let in_ns = |ns: &str| templates_of(&templates, &tpl_ar, ns);
                 for k in claims.apply(ev, |o| with_type(o, &ar), in_ns) {
                     let _ = requeue_tx.send(k);
                 }
             }
-        })
+        }
     };
+    let (sets, set_stream) = watch::text_backed_reflect(
+        &client,
+        &kinds.service_set,
+        wc.clone(),
+        &sets_text,
+        set_hook,
+    );
     let tpl_stream = {
-        let (claims, templates, sets, set_ar, tpl_ar) = (
+        let (claims, templates, sets, sets_text, set_ar, tpl_ar) = (
             claims.clone(),
             templates.clone(),
             sets.clone(),
+            sets_text.clone(),
             kinds.service_set.clone(),
             kinds.template.clone(),
         );
@@ -412,6 +424,9 @@ async fn control(
                     continue;
                 }
                 let in_ns = templates_of(&templates, &tpl_ar, set_ns);
+                let Some(set) = sets_text.get(set_ns, Object(&set).name()) else {
+                    continue;
+                };
                 for k in claims.observe(&set, &in_ns, true) {
                     let _ = requeue_tx.send(k);
                 }
@@ -449,6 +464,8 @@ async fn control(
     let (smps, smp_stream) = reflect(&client, &kinds.smp, smp_wc);
     let (hrs, hr_stream) = text_reflect(&client, &kinds.helm_release, wc.clone());
     let (kss, ks_stream) = text_reflect(&client, &kinds.kustomization, wc.clone());
+    let hr_stream = hr_stream.inspect(observe(&written, kinds::HELM_RELEASE.kind));
+    let ks_stream = ks_stream.inspect(observe(&written, kinds::KUSTOMIZATION.kind));
 
     let set_ar = kinds.service_set.clone();
     let owner_of = move |o: DynamicObject| -> Option<ObjectRef<DynamicObject>> {
@@ -513,8 +530,9 @@ async fn control(
         templates: templates.clone(),
         helm_releases: hrs.clone(),
         kustomizations: kss.clone(),
-        written: Written::default(),
+        written,
         claims,
+        service_sets: sets_text.clone(),
         failures: Mutex::new(HashMap::new()),
         metrics: metrics.clone(),
         recorder: kube::runtime::events::Recorder::new(client.clone(), context::reporter()),
@@ -522,9 +540,9 @@ async fn control(
 
     // Caches first: no reconcile decides from a half-filled cache.
     let mut stop_wait = stop.clone();
-    let sets_ready = sets.clone();
+    let sets_ready = sets_text.clone();
     let ready = async {
-        let _ = sets_ready.wait_until_ready().await;
+        sets_ready.wait_ready().await;
         let _ = smps.wait_until_ready().await;
         let _ = templates.wait_until_ready().await;
         hrs.wait_ready().await;
@@ -568,8 +586,8 @@ async fn control(
     };
     let health2 = health.clone();
     let (index, index_sets, index_templates) =
-        (ctx.claims.clone(), sets.clone(), templates.clone());
-    let (index_set_ar, index_tpl_ar) = (ctx.kinds.service_set.clone(), ctx.kinds.template.clone());
+        (ctx.claims.clone(), sets_text.clone(), templates.clone());
+    let index_tpl_ar = ctx.kinds.template.clone();
     let run = async move {
         // The controller's own watches start with it; the shared reflectors are driven by
         // the trigger streams it polls.
@@ -589,9 +607,9 @@ async fn control(
                     // The index was fed while the caches filled, a ServiceSet possibly before
                     // its templates: once all are in, every ServiceSet's claims are rendered
                     // again, before any reconcile decides.
-                    for s in index_sets.state() {
-                        let set = with_type(&s, &index_set_ar);
-                        let in_ns = templates_of(&index_templates, &index_tpl_ar, Object(&set).namespace());
+                    for (ns, name) in index_sets.keys() {
+                        let Some(set) = index_sets.get(&ns, &name) else { continue };
+                        let in_ns = templates_of(&index_templates, &index_tpl_ar, &ns);
                         index.observe(&set, &in_ns, true);
                     }
                     synced = true;
@@ -611,6 +629,26 @@ async fn control(
     }
     health.ready.store(false, Ordering::Relaxed);
     Ok(())
+}
+
+/// Drops the kept replies of the writes that a watch event shows have reached the cache.
+fn observe(
+    written: &Arc<Written>,
+    kind: &'static str,
+) -> impl FnMut(&Result<watcher::Event<DynamicObject>, watcher::Error>) + use<> {
+    let written = written.clone();
+    move |ev| {
+        if let Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) = ev {
+            let m = &o.metadata;
+            written.observed(
+                kind,
+                m.namespace.as_deref().unwrap_or(""),
+                m.name.as_deref().unwrap_or(""),
+                m.uid.as_deref().unwrap_or(""),
+                m.resource_version.as_deref().unwrap_or(""),
+            );
+        }
+    }
 }
 
 /// The ServiceTemplates of a namespace, from the cache.

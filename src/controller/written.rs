@@ -179,6 +179,20 @@ impl Written {
         );
     }
 
+    /// A watch delivered this version of an object: a reply kept for it is dropped once the
+    /// cache shows that version or a later one (someone else's), so replies are kept only while
+    /// a cache lags, not until a reconcile happens to read them again.
+    pub fn observed(&self, kind: &str, namespace: &str, name: &str, uid: &str, version: &str) {
+        let key = (kind.to_string(), namespace.to_string(), name.to_string());
+        let mut w = self.lock();
+        let lagging = w.by_key.get(&key).is_some_and(|e| {
+            e.older.iter().any(|o| o == version) && Object(&e.object).uid() == uid
+        });
+        if !lagging {
+            w.by_key.remove(&key);
+        }
+    }
+
     pub fn forget(&self, kind: &str, namespace: &str, name: &str) {
         self.lock()
             .by_key
@@ -213,6 +227,24 @@ impl Written {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_reply_is_dropped_once_the_watch_shows_its_version() {
+        let w = super::Written::default();
+        let at = |rv: &str| {
+            serde_json::json!({"kind": "HelmRelease", "metadata": {"namespace": "ns",
+                "name": "a", "uid": "u", "resourceVersion": rv}})
+        };
+        let seen = |rv: &str| w.observed("HelmRelease", "ns", "a", "u", rv);
+        w.remember(at("2"), Some("1"));
+        seen("1");
+        assert!(!w.lock().is_empty(), "the cache still lags: kept");
+        seen("2");
+        assert!(w.lock().is_empty(), "the cache caught up: dropped");
+        w.remember(at("4"), Some("3"));
+        seen("9");
+        assert!(w.lock().is_empty(), "someone wrote after: dropped");
+    }
+
     use super::*;
     use serde_json::json;
 
