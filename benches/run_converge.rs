@@ -167,8 +167,22 @@ fn vm_kib(pid: u32, field: &str) -> Option<u64> {
         .ok()
 }
 
+/// CPU time (user + system) the process has used so far.
+fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let per_sec = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(Duration::from_millis(ticks * 1000 / per_sec))
+}
+
 struct AdapterRun {
     wall: Duration,
+    /// The adapter's CPU time from start to converged (its own, not a wrapper's).
+    cpu: Option<Duration>,
     writes: usize,
     failed: usize,
     steady_writes: usize,
@@ -229,6 +243,7 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
         std::thread::sleep(Duration::from_millis(100));
     }
     let wall = started.elapsed();
+    let cpu = cpu_time(child_id);
     // Writes may still be in flight for the last sets: let them land.
     std::thread::sleep(Duration::from_secs(2));
     let (writes, failed) = write_count(&server);
@@ -263,6 +278,7 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
     let _ = std::fs::remove_dir_all(&dir);
     AdapterRun {
         wall,
+        cpu,
         writes,
         failed,
         steady_writes,
@@ -468,6 +484,12 @@ fn main() {
         run.writes,
         run.failed
     );
+    if let Some(cpu) = run.cpu {
+        println!(
+            "  adapter CPU:   {:>8.2} s   (user + system, start to converged)",
+            cpu.as_secs_f64()
+        );
+    }
     println!(
         "  plain client:  {:>8.2} s   {:>6} writes (the same writes back to back, one connection)",
         plain_wall.as_secs_f64(),

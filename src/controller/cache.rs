@@ -199,31 +199,15 @@ impl TextCache {
         let keys: BTreeSet<&Key> = by_name.chain(by_owner).collect();
         keys.into_iter()
             .filter_map(|k| st.objects.get(k))
-            .filter_map(|e| self.parse(e))
+            .filter_map(|e| serde_json::from_str::<Value>(&e.text).ok())
+            .map(|mut v| {
+                if let Value::Object(m) = &mut v {
+                    m.insert("apiVersion".into(), self.ar.api_version.clone().into());
+                    m.insert("kind".into(), self.ar.kind.clone().into());
+                }
+                v
+            })
             .collect()
-    }
-
-    /// An object by namespace and name, parsed, with apiVersion and kind.
-    pub fn get(&self, namespace: &str, name: &str) -> Option<Value> {
-        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        st.objects
-            .get(&(namespace.to_string(), name.to_string()))
-            .and_then(|e| self.parse(e))
-    }
-
-    /// The (namespace, name) of every object.
-    pub fn keys(&self) -> Vec<(String, String)> {
-        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        st.objects.keys().cloned().collect()
-    }
-
-    fn parse(&self, e: &Entry) -> Option<Value> {
-        let mut v = serde_json::from_str::<Value>(&e.text).ok()?;
-        if let Value::Object(m) = &mut v {
-            m.insert("apiVersion".into(), self.ar.api_version.clone().into());
-            m.insert("kind".into(), self.ar.kind.clone().into());
-        }
-        Some(v)
     }
 
     /// How many objects carry the adapter's `managed` label.
@@ -325,8 +309,5 @@ mod tests {
             .collect();
         assert_eq!(names, [json!("c")]);
         assert!(c.select("other", "", "").is_empty());
-        assert_eq!(c.keys(), [("ns".to_string(), "c".to_string())]);
-        assert_eq!(c.get("ns", "c").unwrap()["spec"]["interval"], "1m");
-        assert!(c.get("ns", "a").is_none());
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! Every replica indexes every ServiceSet (all shards): two replicas reach the same decision
 //! from the same objects. A ServiceSet is rendered again only when what its claims depend on
-//! changes: its uid, generation (the spec), deletion or creation time, or a template.
+//! changes: its uid (a new object: a new creation time too), generation (the spec), deletion,
+//! or a template.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -14,7 +15,7 @@ use kube::runtime::watcher;
 use serde_json::Value;
 
 use crate::api::kcm::ServiceSet;
-use crate::api::meta::{Object, str_at};
+use crate::api::meta::Object;
 use crate::api::selector;
 use crate::core::adapter::ownership::{self, Claim, Target};
 use crate::core::render;
@@ -27,23 +28,32 @@ struct Fingerprint {
     uid: String,
     generation: Option<i64>,
     deleting: bool,
-    created: String,
 }
 
 impl Fingerprint {
+    /// From a watch event's object, without converting it.
+    fn of_meta(m: &kube::api::ObjectMeta) -> Fingerprint {
+        Fingerprint {
+            uid: m.uid.clone().unwrap_or_default(),
+            generation: m.generation,
+            deleting: m.deletion_timestamp.is_some(),
+        }
+    }
+
     fn of(set: &Value) -> Fingerprint {
         let m = Object(set);
         Fingerprint {
             uid: m.uid().to_string(),
             generation: m.generation(),
             deleting: m.is_deleting(),
-            created: str_at(set, "/metadata/creationTimestamp").to_string(),
         }
     }
 }
 
 struct Entry {
     fingerprint: Fingerprint,
+    /// Rendered before the templates were listed: rendered again once they are.
+    provisional: bool,
     /// The labels, for the provider's selector (an SMP change needs no re-render).
     labels: Value,
     claims: Vec<Claim>,
@@ -55,9 +65,21 @@ struct State {
     by_target: HashMap<Target, BTreeSet<SetKey>>,
     /// A relist in progress: the keys listed so far.
     relist: Option<BTreeSet<SetKey>>,
+    /// The templates have been listed once.
+    templates_ready: bool,
 }
 
 impl State {
+    /// Whether the entry of `key` was rendered from this very spec (a generation is needed to
+    /// know: without one, every event renders again).
+    fn unchanged(&self, key: &SetKey, fp: &Fingerprint) -> bool {
+        fp.generation.is_some()
+            && self
+                .sets
+                .get(key)
+                .is_some_and(|e| !e.provisional && e.fingerprint == *fp)
+    }
+
     /// Replaces the entry of `key`; returns the ServiceSets that share a target with its old
     /// or new claims (whose verdicts may change).
     fn put(&mut self, key: &SetKey, entry: Option<Entry>) -> BTreeSet<SetKey> {
@@ -135,7 +157,7 @@ impl ClaimIndex {
     }
 
     /// The claims of `set` rendered with `templates` (None for another provider's).
-    fn entry(&self, set: &Value, templates: &[Value]) -> Option<Entry> {
+    fn entry(&self, set: &Value, templates: &[Value], provisional: bool) -> Option<Entry> {
         if ServiceSet(set).provider_name() != self.provider {
             return None;
         }
@@ -145,6 +167,7 @@ impl ClaimIndex {
         });
         Some(Entry {
             fingerprint: Fingerprint::of(set),
+            provisional,
             labels: Object(set).labels().clone(),
             claims: ownership::claims(set, &rendered)
                 .into_iter()
@@ -157,21 +180,39 @@ impl ClaimIndex {
     /// (a template changed). Returns the ServiceSets whose verdicts may have changed.
     pub fn observe(&self, set: &Value, templates: &[Value], force: bool) -> BTreeSet<SetKey> {
         let key = set_key(set);
-        {
+        let provisional = {
             let st = self.lock();
-            if !force
-                && st
-                    .sets
-                    .get(&key)
-                    .is_some_and(|e| e.fingerprint == Fingerprint::of(set))
-                && Fingerprint::of(set).generation.is_some()
-            {
+            if !force && st.unchanged(&key, &Fingerprint::of(set)) {
                 return BTreeSet::new();
             }
-        }
+            !st.templates_ready
+        };
         // Rendered outside the lock.
-        let entry = self.entry(set, templates);
+        let entry = self.entry(set, templates, provisional);
         self.lock().put(&key, entry)
+    }
+
+    /// The templates have been listed: the ServiceSets rendered before (and, after a relist
+    /// of the templates, every ServiceSet) must be rendered again. Returns their keys.
+    pub fn templates_listed(&self) -> Vec<SetKey> {
+        let mut st = self.lock();
+        let relist = st.templates_ready;
+        st.templates_ready = true;
+        st.sets
+            .iter()
+            .filter(|(_, e)| relist || e.provisional)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// The ServiceSets still rendered without their templates.
+    pub fn provisional(&self) -> Vec<SetKey> {
+        let st = self.lock();
+        st.sets
+            .iter()
+            .filter(|(_, e)| e.provisional)
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 
     /// A ServiceSet is gone; returns the ServiceSets that may take its releases over.
@@ -188,14 +229,27 @@ impl ClaimIndex {
     ) -> BTreeSet<SetKey> {
         match ev {
             watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
-                let set = as_json(o);
-                let key = set_key(&set);
-                if matches!(ev, watcher::Event::InitApply(_))
-                    && let Some(seen) = self.lock().relist.as_mut()
+                let key: SetKey = (
+                    match o.metadata.namespace.as_deref() {
+                        None | Some("") => "default".into(),
+                        Some(n) => n.into(),
+                    },
+                    o.metadata.name.clone().unwrap_or_default(),
+                );
                 {
-                    seen.insert(key.clone());
+                    let mut st = self.lock();
+                    if matches!(ev, watcher::Event::InitApply(_))
+                        && let Some(seen) = st.relist.as_mut()
+                    {
+                        seen.insert(key.clone());
+                    }
+                    // A status write: nothing the claims depend on changed, and the object
+                    // is not even converted.
+                    if st.unchanged(&key, &Fingerprint::of_meta(&o.metadata)) {
+                        return BTreeSet::new();
+                    }
                 }
-                self.observe(&set, &templates(&key.0), false)
+                self.observe(&as_json(o), &templates(&key.0), false)
             }
             watcher::Event::Delete(o) => self.remove(&set_key(&as_json(o))),
             watcher::Event::Init => {
@@ -296,6 +350,7 @@ mod tests {
     #[test]
     fn rivals_are_found_by_target_and_changes_name_who_to_requeue() {
         let idx = ClaimIndex::new("ksm-flux");
+        idx.templates_listed();
         let t = [template()];
         assert!(idx.observe(&set("a", 1, 100), &t, false).is_empty());
         assert_eq!(
@@ -332,6 +387,44 @@ mod tests {
         idx.observe(&set("a", 1, 100), &t, true);
         idx.observe(&set("b", 1, 100), &t, true);
         assert_eq!(idx.rivals(&key("a"), Some(&smp())).len(), 1);
+    }
+
+    #[test]
+    fn sets_rendered_before_the_templates_are_listed_are_named_for_a_second_render() {
+        let idx = ClaimIndex::new("ksm-flux");
+        idx.observe(&set("a", 1, 100), &[], false);
+        assert_eq!(idx.provisional(), [key("a")]);
+        // Not skipped for an unchanged fingerprint while provisional.
+        let t = [template()];
+        assert_eq!(idx.templates_listed(), [key("a")]);
+        idx.observe(&set("a", 1, 100), &t, false);
+        assert!(idx.provisional().is_empty());
+        idx.observe(&set("b", 1, 100), &t, false);
+        assert_eq!(idx.rivals(&key("a"), Some(&smp())).len(), 1);
+        // A later relist of the templates: every ServiceSet again.
+        assert_eq!(idx.templates_listed(), [key("a"), key("b")]);
+    }
+
+    #[test]
+    fn a_status_write_is_not_rendered_again() {
+        let idx = ClaimIndex::new("ksm-flux");
+        idx.templates_listed();
+        let t = [template()];
+        let dynamic = |v: &Value| -> DynamicObject { serde_json::from_value(v.clone()).unwrap() };
+        let converted = std::cell::Cell::new(0);
+        let to_json = |o: &DynamicObject| {
+            converted.set(converted.get() + 1);
+            serde_json::to_value(o).unwrap()
+        };
+        let templates = |_: &str| t.to_vec();
+        let mut s = set("a", 1, 100);
+        idx.apply(&watcher::Event::Apply(dynamic(&s)), to_json, templates);
+        s["status"] = json!({"deployed": false});
+        idx.apply(&watcher::Event::Apply(dynamic(&s)), to_json, templates);
+        assert_eq!(converted.get(), 1, "the same generation: not converted");
+        s["metadata"]["generation"] = 2.into();
+        idx.apply(&watcher::Event::Apply(dynamic(&s)), to_json, templates);
+        assert_eq!(converted.get(), 2);
     }
 
     #[test]

@@ -42,8 +42,6 @@ pub struct Ctx {
     pub opts: Options,
     pub smps: Store<DynamicObject>,
     pub templates: Store<DynamicObject>,
-    /// Every ServiceSet in full (the store that triggers reconciles keeps their metadata).
-    pub service_sets: cache::TextCache,
     pub helm_releases: cache::TextCache,
     pub kustomizations: cache::TextCache,
     pub written: Arc<Written>,

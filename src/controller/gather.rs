@@ -57,16 +57,7 @@ fn smp(ctx: &Ctx) -> Option<Value> {
 
 /// Everything a reconcile of `obj` decides from; None when this adapter does not serve it.
 pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
-    // The store keeps what routes events; the ServiceSet in full is in the text cache.
-    let (key_ns, key_name) = (
-        obj.metadata.namespace.as_deref().unwrap_or(""),
-        obj.metadata.name.as_deref().unwrap_or(""),
-    );
-    let Some(full) = ctx.service_sets.get(key_ns, key_name) else {
-        debug!(serviceset = %format!("{key_ns}/{key_name}"), "gone from the cache; skipped");
-        return None;
-    };
-    let set = ctx.written.freshest(full);
+    let set = ctx.written.freshest(with_type(obj, &ctx.kinds.service_set));
     let meta = Object(&set);
     let (name, ns, uid) = (meta.name(), meta.namespace(), meta.uid());
     if !ctx.opts.in_shard(obj.metadata.labels.as_ref()) {

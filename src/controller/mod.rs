@@ -41,7 +41,7 @@ use tracing::{debug, error, info};
 
 use crate::api::kcm::ServiceSet;
 use crate::api::selector::Selector;
-use crate::api::{Object, kinds};
+use crate::api::kinds;
 use crate::cluster::{self, ClusterArgs, with_type};
 use crate::core::adapter;
 use context::{Ctx, Kinds};
@@ -366,9 +366,8 @@ async fn control(
     // a change requeues the ServiceSets whose verdicts it may change.
     let claims = Arc::new(claims::ClaimIndex::new(&opts.provider));
     let (requeue_tx, requeue_rx) = tokio::sync::mpsc::unbounded_channel::<claims::SetKey>();
-    // The ServiceSets: in full as text; the store keeps what routes events.
-    let sets_text = cache::TextCache::new(kinds.service_set.clone());
-    let set_hook = {
+    let (sets, set_stream) = reflect(&client, &kinds.service_set, wc.clone());
+    let set_stream = {
         let (claims, templates, ar, tpl_ar) = (
             claims.clone(),
             templates.clone(),
@@ -377,7 +376,7 @@ async fn control(
         );
         let requeue_tx = requeue_tx.clone();
         let mut seen = observe(&written, kinds::SERVICE_SET.kind);
-        move |ev: &Result<watcher::Event<DynamicObject>, watcher::Error>| {
+        set_stream.inspect(move |ev| {
             seen(ev);
             if let Ok(ev) = ev {
                 let in_ns = |ns: &str| templates_of(&templates, &tpl_ar, ns);
@@ -385,48 +384,40 @@ async fn control(
                     let _ = requeue_tx.send(k);
                 }
             }
-        }
+        })
     };
-    let (sets, set_stream) = watch::text_backed_reflect(
-        &client,
-        &kinds.service_set,
-        wc.clone(),
-        &sets_text,
-        set_hook,
-    );
     let tpl_stream = {
-        let (claims, templates, sets, sets_text, set_ar, tpl_ar) = (
+        let (claims, templates, sets, set_ar, tpl_ar) = (
             claims.clone(),
             templates.clone(),
             sets.clone(),
-            sets_text.clone(),
             kinds.service_set.clone(),
             kinds.template.clone(),
         );
         tpl_stream.inspect(move |ev| {
-            // A template changed: the ServiceSets that use it render differently (after a
-            // relist, all of them).
-            let (ns, name) = match ev {
+            // A template changed: the ServiceSets that use it render differently. Once the
+            // templates are listed, those rendered without them (after a relist, all).
+            let keys: Vec<(String, String)> = match ev {
                 Ok(watcher::Event::Apply(t) | watcher::Event::Delete(t)) => {
-                    (t.metadata.namespace.clone(), t.metadata.name.clone())
+                    let ns = t.metadata.namespace.as_deref().unwrap_or("");
+                    let name = t.metadata.name.as_deref().unwrap_or("");
+                    sets.state()
+                        .iter()
+                        .filter(|s| s.metadata.namespace.as_deref() == Some(ns))
+                        .filter(|s| ServiceSet(&s.data).services().any(|x| x.template() == name))
+                        .map(|s| (ns.to_string(), s.metadata.name.clone().unwrap_or_default()))
+                        .collect()
                 }
-                Ok(watcher::Event::InitDone) => (None, None),
+                Ok(watcher::Event::InitDone) => claims.templates_listed(),
                 _ => return,
             };
-            for s in sets.state() {
-                let set = with_type(&s, &set_ar);
-                let set_ns = Object(&set).namespace();
-                if ns.as_deref().is_some_and(|n| n != set_ns)
-                    || name
-                        .as_deref()
-                        .is_some_and(|n| !ServiceSet(&set).services().any(|x| x.template() == n))
-                {
-                    continue;
-                }
-                let in_ns = templates_of(&templates, &tpl_ar, set_ns);
-                let Some(set) = sets_text.get(set_ns, Object(&set).name()) else {
+            for (ns, name) in keys {
+                let Some(set) = sets.get(&ObjectRef::new_with(&name, set_ar.clone()).within(&ns))
+                else {
                     continue;
                 };
+                let set = with_type(&set, &set_ar);
+                let in_ns = templates_of(&templates, &tpl_ar, &ns);
                 for k in claims.observe(&set, &in_ns, true) {
                     let _ = requeue_tx.send(k);
                 }
@@ -532,7 +523,6 @@ async fn control(
         kustomizations: kss.clone(),
         written,
         claims,
-        service_sets: sets_text.clone(),
         failures: Mutex::new(HashMap::new()),
         metrics: metrics.clone(),
         recorder: kube::runtime::events::Recorder::new(client.clone(), context::reporter()),
@@ -540,9 +530,9 @@ async fn control(
 
     // Caches first: no reconcile decides from a half-filled cache.
     let mut stop_wait = stop.clone();
-    let sets_ready = sets_text.clone();
+    let sets_ready = sets.clone();
     let ready = async {
-        sets_ready.wait_ready().await;
+        let _ = sets_ready.wait_until_ready().await;
         let _ = smps.wait_until_ready().await;
         let _ = templates.wait_until_ready().await;
         hrs.wait_ready().await;
@@ -586,8 +576,8 @@ async fn control(
     };
     let health2 = health.clone();
     let (index, index_sets, index_templates) =
-        (ctx.claims.clone(), sets_text.clone(), templates.clone());
-    let index_tpl_ar = ctx.kinds.template.clone();
+        (ctx.claims.clone(), sets.clone(), templates.clone());
+    let (index_set_ar, index_tpl_ar) = (ctx.kinds.service_set.clone(), ctx.kinds.template.clone());
     let run = async move {
         // The controller's own watches start with it; the shared reflectors are driven by
         // the trigger streams it polls.
@@ -605,10 +595,12 @@ async fn control(
                 },
                 _ = &mut ready, if !synced => {
                     // The index was fed while the caches filled, a ServiceSet possibly before
-                    // its templates: once all are in, every ServiceSet's claims are rendered
-                    // again, before any reconcile decides.
-                    for (ns, name) in index_sets.keys() {
-                        let Some(set) = index_sets.get(&ns, &name) else { continue };
+                    // its templates: once all are in, those are rendered again, before any
+                    // reconcile decides.
+                    for (ns, name) in index.provisional() {
+                        let r = ObjectRef::new_with(&name, index_set_ar.clone()).within(&ns);
+                        let Some(set) = index_sets.get(&r) else { continue };
+                        let set = with_type(&set, &index_set_ar);
                         let in_ns = templates_of(&index_templates, &index_tpl_ar, &ns);
                         index.observe(&set, &in_ns, true);
                     }

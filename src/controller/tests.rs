@@ -158,7 +158,6 @@ fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
         templates: templates.as_reader(),
         helm_releases: hrs,
         kustomizations: TextCache::new(kinds.kustomization.clone()),
-        service_sets: TextCache::new(kinds.service_set.clone()),
         kinds,
         written: Arc::new(Written::default()),
         claims: Arc::new(super::claims::ClaimIndex::new("ksm-flux")),
@@ -191,13 +190,8 @@ fn status_of(set: &Value, live: &[Value]) -> Value {
     .status
 }
 
-/// A reconcile of `set` as the watch delivered it: in full in the text cache, the store's
-/// copy slimmed to what routes events.
 async fn reconcile(ctx: &Ctx, set: &Value) -> Result<Action, ReconcileError> {
-    ctx.service_sets.apply(&Event::Apply(dynamic(set.clone())));
-    let mut routed = dynamic(set.clone());
-    routed.data = super::watch::service_set_routing(&routed.data);
-    reconcile_once(&routed, ctx).await
+    reconcile_once(&dynamic(set.clone()), ctx).await
 }
 
 #[tokio::test]

@@ -10,7 +10,6 @@ use kube::runtime::watcher;
 use serde_json::Value;
 
 use super::cache;
-use crate::api::kcm::ServiceSet;
 use crate::api::naming::{ANNOTATION_LAST_APPLIED, FIELD_MANAGER};
 
 /// A cache of every object of a kind, and the stream of its watch events (which fills the
@@ -58,45 +57,6 @@ pub fn slim(o: &mut DynamicObject) {
     }
 }
 
-/// Like [`reflect`], for the objects that only a reconcile reads in full (the ServiceSets: a
-/// parsed one takes about 12 KiB, its text a tenth of that). Each event's object, slimmed,
-/// goes to `text` (kept as JSON text, parsed on read) and through `hook`; the store keeps its
-/// metadata and what routes a change to a reconcile ([`service_set_routing`]).
-pub fn text_backed_reflect<F>(
-    client: &Client,
-    ar: &ApiResource,
-    wc: watcher::Config,
-    text: &cache::TextCache,
-    hook: F,
-) -> (
-    Store<DynamicObject>,
-    impl futures::Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send + use<F>,
-)
-where
-    F: FnMut(&Result<watcher::Event<DynamicObject>, watcher::Error>) + Send + 'static,
-{
-    use futures::StreamExt;
-    let writer = reflector::store::Writer::<DynamicObject>::new(ar.clone());
-    let store = writer.as_reader();
-    let api = Api::<DynamicObject>::all_with(client.clone(), ar);
-    let stream = text
-        .reflect(watcher(api, wc).default_backoff().modify(slim))
-        .inspect(hook)
-        .modify(|o| o.data = service_set_routing(&o.data));
-    (store, reflector::reflector(writer, stream))
-}
-
-/// What the store keeps of a ServiceSet besides its metadata: the provider it names (which
-/// adapter serves it) and the templates of its services (which template changes concern it).
-pub fn service_set_routing(data: &Value) -> Value {
-    let set = ServiceSet(data);
-    let templates: Vec<Value> = set
-        .services()
-        .map(|s| serde_json::json!({"template": s.template()}))
-        .collect();
-    serde_json::json!({"spec": {"provider": {"name": set.provider_name()}, "services": templates}})
-}
-
 /// Like [`reflect`], into a [`cache::TextCache`].
 pub fn text_reflect(
     client: &Client,
@@ -110,21 +70,4 @@ pub fn text_reflect(
     let api = Api::<DynamicObject>::all_with(client.clone(), ar);
     let stream = cache.reflect(watcher(api, wc).default_backoff().modify(slim));
     (cache, stream)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_store_keeps_only_what_routes_a_service_set() {
-        let data = serde_json::json!({"spec": {"cluster": "dev", "provider": {"name": "ksm-flux",
-            "config": {"priority": 5}}, "services": [{"name": "a", "namespace": "x",
-            "template": "t1", "values": "big: values"}]}, "status": {"services": []}});
-        assert_eq!(
-            service_set_routing(&data),
-            serde_json::json!({"spec": {"provider": {"name": "ksm-flux"},
-                "services": [{"template": "t1"}]}})
-        );
-    }
 }
