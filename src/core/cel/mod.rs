@@ -25,6 +25,7 @@ mod eval;
 mod explain;
 mod ext;
 mod ops;
+mod parse;
 mod plan;
 mod project;
 mod regex;
@@ -37,7 +38,6 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
-pub use compile::with_parser_stack;
 pub use cost::Resource;
 pub use explain::{Clause, ClauseKind};
 pub use time::{Duration, Timestamp};
@@ -341,7 +341,35 @@ pub fn compile_with(
     decls: &Declarations,
     options: Options,
 ) -> Result<CompiledRule, Vec<CompileError>> {
-    compile::compile_with(rule, limits, decls, options)
+    compile::compile_with(rule, limits, decls, options, false).0
+}
+
+/// A rule as the parser gives it: the `cel` crate's tree, and the offsets of its nodes (bytes
+/// of the rule text, the last one inclusive). Only a rule that compiles has one.
+#[derive(Debug)]
+pub struct ParsedRule {
+    pub expr: ::cel::common::ast::IdedExpr,
+    pub info: ::cel::common::ast::SourceInfo,
+}
+
+/// Parses a rule alone, as a compile parses it (macros, the default recursion limit) but
+/// without compiling it: for the tests of analyses over the parser's tree.
+#[cfg(test)]
+pub(crate) fn parse_alone(rule: &str) -> Option<ParsedRule> {
+    let depth = Limits::default().max_recursion_depth;
+    parse::parse(rule, true, depth)
+        .ok()
+        .map(|(expr, info)| ParsedRule { expr, info })
+}
+
+/// Compiles a readiness rule as [`compile`] does, and keeps the tree its parse gave, for
+/// analyses of the rule as written (lint): the rule is parsed once for both.
+pub fn compile_keeping_parse(
+    rule: &str,
+    limits: &Limits,
+) -> (Result<CompiledRule, Vec<CompileError>>, Option<ParsedRule>) {
+    let env = Environment::Readiness;
+    compile::compile_with(rule, limits, &env.declarations(), env.options(), true)
 }
 
 impl CompiledRule {
