@@ -1,5 +1,9 @@
 //! Compiling a rule: parse (our parser, or the `cel` crate's for the messages of a rule ours
-//! rejects; on a thread with a large stack), convert to the crate's tree, type-check, and plan.
+//! rejects), convert to the crate's tree, type-check, and plan. A short and shallow rule, as
+//! readiness rules are, is compiled on the caller's thread; any other on a thread with a large
+//! stack.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::{
     CompileError, CompileErrorKind, CompiledRule, Declarations, Limits, Options, ParsedRule, ast,
@@ -16,10 +20,17 @@ const COMPILE_STACK: usize = 256 << 20;
 /// Hard ceiling of the tree depth evaluated on the caller's stack.
 const MAX_DEPTH_CEILING: u16 = 1000;
 
-/// Rules up to this many code points are compiled on the long-lived compiler thread (readiness
-/// rules are a few hundred); longer ones, whose parse may go deep into the stack, get a
-/// thread of their own, so the long-lived thread never keeps a large stack resident.
+/// Rules up to this many code points are compiled on the caller's thread when shallow (see
+/// [`compile_here`]), otherwise on the long-lived compiler thread (readiness rules are a few
+/// hundred); longer ones, whose parse may go deep into the stack, get a thread of their own,
+/// so the long-lived thread never keeps a large stack resident.
 const WORKER_MAX_CODE_POINTS: usize = 1024;
+
+/// The nesting (`expr` rules open, as the recursion limit counts them) our parser may reach
+/// on the caller's stack, and the depth of the tree then converted and checked there. Deeper
+/// rules go to the compiler thread.
+const HERE_MAX_NESTING: u16 = 32;
+const HERE_MAX_DEPTH: usize = 64;
 
 /// Compiles `rule`; with `keep_parse`, the parser's tree of a rule that compiles is kept.
 pub fn compile_with(
@@ -41,18 +52,15 @@ pub fn compile_with(
         }];
         return (Err(error), None);
     }
+    if size <= WORKER_MAX_CODE_POINTS
+        && let Some(compiled) = compile_here(rule, limits, decls, options, keep_parse)
+    {
+        return compiled;
+    }
     let source = rule.to_string();
     let limits = limits.clone();
     let decls = decls.clone();
     let job = move || compile_inner(source, &limits, &decls, options, keep_parse);
-    let internal_error = || {
-        let error = vec![CompileError {
-            kind: CompileErrorKind::Syntax,
-            message: "internal error while compiling the expression".into(),
-            span: None,
-        }];
-        (Err(error), None)
-    };
     // Parse and check on a thread with a large stack; the parser's tree is dropped there too.
     // Short rules go to a long-lived compiler thread (starting a thread per rule costs more
     // than compiling it); long ones, and callers that find it busy, get a thread of their own.
@@ -80,6 +88,44 @@ pub fn compile_with(
             (Err(error), None)
         }
     }
+}
+
+fn internal_error() -> Output {
+    let error = vec![CompileError {
+        kind: CompileErrorKind::Syntax,
+        message: "internal error while compiling the expression".into(),
+        span: None,
+    }];
+    (Err(error), None)
+}
+
+/// Compiles a rule our parser accepts within [`HERE_MAX_NESTING`], into a tree no deeper than
+/// [`HERE_MAX_DEPTH`], on the caller's thread: the stack that takes is small and bounded, and
+/// the rule is spared the hand-over to the compiler thread (most of a short rule's compile
+/// time on one core). None for any other rule (not parsed, or deeper): it goes to the
+/// compiler thread, which parses it again with the real limits.
+fn compile_here(
+    rule: &str,
+    limits: &Limits,
+    decls: &Declarations,
+    options: Options,
+    keep_parse: bool,
+) -> Option<Output> {
+    let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
+    let (expr, info) = parse::parse(rule, options.macros, max_depth.min(HERE_MAX_NESTING)).ok()?;
+    let depth = ast::parsed_depth(&expr);
+    if depth > HERE_MAX_DEPTH {
+        return None;
+    }
+    let compile = || {
+        let parsed = Parsed {
+            expr,
+            info,
+            depth: Some(depth),
+        };
+        compile_parsed(rule.to_string(), parsed, limits, decls, options, keep_parse)
+    };
+    Some(catch_unwind(AssertUnwindSafe(compile)).unwrap_or_else(|_| internal_error()))
 }
 
 /// The long-lived compiler threads: one per calling thread (so threads that lint or
@@ -190,7 +236,14 @@ fn compile_inner(
 ) -> Output {
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
     match parse_rule(&source, options.macros, max_depth) {
-        Ok((expr, info)) => compile_parsed(source, expr, info, limits, decls, options, keep_parse),
+        Ok((expr, info)) => {
+            let parsed = Parsed {
+                expr,
+                info,
+                depth: None,
+            };
+            compile_parsed(source, parsed, limits, decls, options, keep_parse)
+        }
         Err(errors) => (Err(errors), None),
     }
 }
@@ -253,19 +306,26 @@ fn parse_rule(
     }
 }
 
+/// A parser's tree, with its depth if already known.
+struct Parsed {
+    expr: ::cel::common::ast::IdedExpr,
+    info: ::cel::common::ast::SourceInfo,
+    depth: Option<usize>,
+}
+
 /// Converts, checks and plans a parsed rule; the parser's tree is dropped once converted,
 /// unless `keep_parse` (and the rule compiles).
 fn compile_parsed(
     source: String,
-    expr: ::cel::common::ast::IdedExpr,
-    info: ::cel::common::ast::SourceInfo,
+    parsed: Parsed,
     limits: &Limits,
     decls: &Declarations,
     options: Options,
     keep_parse: bool,
 ) -> Output {
+    let Parsed { expr, info, depth } = parsed;
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
-    if ast::parsed_depth(&expr) > max_depth as usize {
+    if depth.unwrap_or_else(|| ast::parsed_depth(&expr)) > max_depth as usize {
         let error = vec![CompileError {
             kind: CompileErrorKind::Syntax,
             message: "max recursion depth exceeded".into(),

@@ -368,8 +368,10 @@ pub fn compile_keeping_parse(
     rule: &str,
     limits: &Limits,
 ) -> (Result<CompiledRule, Vec<CompileError>>, Option<ParsedRule>) {
-    let env = Environment::Readiness;
-    compile::compile_with(rule, limits, &env.declarations(), env.options(), true)
+    static READINESS: std::sync::LazyLock<Declarations> =
+        std::sync::LazyLock::new(Declarations::readiness);
+    let options = Environment::Readiness.options();
+    compile::compile_with(rule, limits, &READINESS, options, true)
 }
 
 impl CompiledRule {

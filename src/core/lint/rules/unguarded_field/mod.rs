@@ -435,10 +435,10 @@ impl Walker<'_> {
         let Some(len) = self.risky.risky_len(path) else {
             return;
         };
-        let prefix = path[..len].to_vec();
-        if self.facts.contains_key(&prefix) {
+        if self.facts.contains_key(&path[..len]) {
             return;
         }
+        let prefix = path[..len].to_vec();
         let risky_from = match self.risky {
             Risky::Status => 1,
             Risky::Fields(_) => 2,
@@ -505,6 +505,9 @@ impl Walker<'_> {
 
 /// `self.a.b` or `self['a'].b` as `["a", "b"]`.
 fn self_path(e: &Expression) -> Option<Vec<String>> {
+    if !is_self_path(e) {
+        return None;
+    }
     let mut path = Vec::new();
     let mut cur = e;
     loop {
@@ -525,6 +528,24 @@ fn self_path(e: &Expression) -> Option<Vec<String>> {
                 return Some(path);
             }
             _ => return None,
+        }
+    }
+}
+
+/// Whether [`self_path`] has a path for `e` (found without allocating).
+fn is_self_path(e: &Expression) -> bool {
+    let mut cur = e;
+    loop {
+        match &cur.expr {
+            Expr::Select(s) if !s.test => cur = &s.operand,
+            Expr::Call(c) if c.func_name == "_[_]" && c.target.is_none() && c.args.len() == 2 => {
+                if !matches!(&c.args[1].expr, Expr::Literal(LiteralValue::String(_))) {
+                    return false;
+                }
+                cur = &c.args[0];
+            }
+            Expr::Ident(name) => return name == "self",
+            _ => return false,
         }
     }
 }
