@@ -6,7 +6,9 @@
 //! - health (the Sveltos adapter's service health rules): the standard library and cel-go's
 //!   string extension, one variable `obj` of type `dyn`, programs built without options.
 //!
-//! Parsing (with macro expansion) is done by the `cel` crate; the type checker, the value model
+//! Parsing (with macro expansion) gives the `cel` crate's tree: our parser ([`parse`]) gives it
+//! for every rule the crate's parser accepts, and the crate's parser gives the (cel-go) error
+//! messages of the rules ours rejects. The type checker, the value model
 //! (Kubernetes unstructured semantics), the evaluator, the cost budget and the explanation
 //! are this module's own, so that verdicts and error messages follow cel-go. Regular
 //! expressions are Go's (see [`regex`]), numbers are parsed with Go's `strconv`, and times are
