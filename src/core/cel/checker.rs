@@ -18,6 +18,8 @@ pub struct Checker {
     /// Types of list literal elements, by node address.
     list_elements: std::collections::HashMap<usize, CelType>,
     pub errors: Vec<CompileError>,
+    /// The parameters of the overload being tried (a buffer kept between calls).
+    params: Vec<CelType>,
 }
 
 impl Checker {
@@ -31,6 +33,7 @@ impl Checker {
             strings_ext,
             list_elements: std::collections::HashMap::new(),
             errors: Vec::new(),
+            params: Vec::new(),
         }
     }
 
@@ -307,6 +310,8 @@ impl Checker {
         }
         let mut result: Option<CelType> = None;
         let mut matched: Vec<(usize, &'static Overload)> = Vec::new();
+        // One buffer for the parameters of every overload tried.
+        let mut params = std::mem::take(&mut self.params);
         for (index, o) in function.overloads.iter().enumerate() {
             if o.member != has_target {
                 continue;
@@ -315,7 +320,8 @@ impl Checker {
             let a = self.fresh();
             let b = self.fresh();
             let inst = |t: &CelType| instantiate(t, &a, &b);
-            let params: Vec<CelType> = o.args.iter().map(inst).collect();
+            params.clear();
+            params.extend(o.args.iter().map(inst));
             let res = inst(&o.result);
             if types::is_assignable_list(&mut self.mapping, &arg_types, &params) {
                 matched.push((index, o));
@@ -327,6 +333,8 @@ impl Checker {
                 });
             }
         }
+        params.clear();
+        self.params = params;
         match result {
             Some(t) => {
                 let only = (matched.len() == 1).then(|| matched[0]);

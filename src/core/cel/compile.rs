@@ -1,10 +1,17 @@
-//! Compiling a rule: parse (the `cel` crate's parser, on a thread with a large stack),
-//! convert to the crate's tree, type-check, and plan.
+//! Compiling a rule: parse (our parser, or the `cel` crate's for the messages of a rule ours
+//! rejects), convert to the crate's tree, type-check, and plan. A short and shallow rule, as
+//! readiness rules are, is compiled on the caller's thread; any other on a thread with a large
+//! stack.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::{
-    CompileError, CompileErrorKind, CompiledRule, Declarations, Limits, Options, ast, checker,
-    plan, types::CelType,
+    CompileError, CompileErrorKind, CompiledRule, Declarations, Limits, Options, ParsedRule, ast,
+    checker, parse, plan, types::CelType,
 };
+
+/// What a compile gives: the rule, and the parser's tree when it was asked to keep it.
+pub type Output = (Result<CompiledRule, Vec<CompileError>>, Option<ParsedRule>);
 
 /// Stack size of the thread that parses and checks a rule: deep trees are refused cleanly
 /// by the limits, but the parser itself recurses before it can refuse.
@@ -13,84 +20,112 @@ const COMPILE_STACK: usize = 256 << 20;
 /// Hard ceiling of the tree depth evaluated on the caller's stack.
 const MAX_DEPTH_CEILING: u16 = 1000;
 
-/// Rules up to this many code points are compiled on the long-lived compiler thread (readiness
-/// rules are a few hundred); longer ones, whose parse may go deep into the stack, get a
-/// thread of their own, so the long-lived thread never keeps a large stack resident.
+/// Rules up to this many code points are compiled on the caller's thread when shallow (see
+/// [`compile_here`]), otherwise on the long-lived compiler thread (readiness rules are a few
+/// hundred); longer ones, whose parse may go deep into the stack, get a thread of their own,
+/// so the long-lived thread never keeps a large stack resident.
 const WORKER_MAX_CODE_POINTS: usize = 1024;
 
+/// The nesting (`expr` rules open, as the recursion limit counts them) our parser may reach
+/// on the caller's stack, and the depth of the tree then converted and checked there. Deeper
+/// rules go to the compiler thread.
+const HERE_MAX_NESTING: u16 = 32;
+const HERE_MAX_DEPTH: usize = 64;
+
+/// Compiles `rule`; with `keep_parse`, the parser's tree of a rule that compiles is kept.
 pub fn compile_with(
     rule: &str,
     limits: &Limits,
     decls: &Declarations,
     options: Options,
-) -> Result<CompiledRule, Vec<CompileError>> {
+    keep_parse: bool,
+) -> Output {
     let size = rule.chars().count();
     if size > limits.max_code_points {
-        return Err(vec![CompileError {
+        let error = vec![CompileError {
             kind: CompileErrorKind::Syntax,
             message: format!(
                 "expression code point size exceeds limit: size: {size}, limit {}",
                 limits.max_code_points
             ),
             span: None,
-        }]);
+        }];
+        return (Err(error), None);
+    }
+    if size <= WORKER_MAX_CODE_POINTS
+        && let Some(compiled) = compile_here(rule, limits, decls, options, keep_parse)
+    {
+        return compiled;
     }
     let source = rule.to_string();
     let limits = limits.clone();
     let decls = decls.clone();
-    let job = move || compile_inner(source, &limits, &decls, options);
-    let internal_error = || {
-        Err(vec![CompileError {
-            kind: CompileErrorKind::Syntax,
-            message: "internal error while compiling the expression".into(),
-            span: None,
-        }])
-    };
+    let job = move || compile_inner(source, &limits, &decls, options, keep_parse);
     // Parse and check on a thread with a large stack; the parser's tree is dropped there too.
     // Short rules go to a long-lived compiler thread (starting a thread per rule costs more
     // than compiling it); long ones, and callers that find it busy, get a thread of their own.
-    let job: Box<dyn FnOnce() -> Result<CompiledRule, Vec<CompileError>> + Send> =
-        if size <= WORKER_MAX_CODE_POINTS {
-            match worker::run(job) {
-                Ok(Ok(result)) => return result,
-                Ok(Err(_panicked)) => return internal_error(),
-                Err(job) => job,
-            }
-        } else {
-            Box::new(job)
-        };
+    let job: Box<dyn FnOnce() -> Output + Send> = if size <= WORKER_MAX_CODE_POINTS {
+        match worker::run(job) {
+            Ok(Ok(result)) => return result,
+            Ok(Err(_panicked)) => return internal_error(),
+            Err(job) => job,
+        }
+    } else {
+        Box::new(job)
+    };
     match std::thread::Builder::new()
         .name("cel-compile".into())
         .stack_size(COMPILE_STACK)
         .spawn(job)
     {
         Ok(handle) => handle.join().unwrap_or_else(|_| internal_error()),
-        Err(_) => Err(vec![CompileError {
-            kind: CompileErrorKind::Syntax,
-            message: "cannot start the compiler thread".into(),
-            span: None,
-        }]),
+        Err(_) => {
+            let error = vec![CompileError {
+                kind: CompileErrorKind::Syntax,
+                message: "cannot start the compiler thread".into(),
+                span: None,
+            }];
+            (Err(error), None)
+        }
     }
 }
 
-/// Runs `job`, which parses `rule` with the `cel` crate's parser, where [`compile_with`] would
-/// parse it: in place for a short rule, and for a long one on a thread of its own with the
-/// compiler's stack. The parser's recursion then never runs deep on the caller's stack, and
-/// the memory of its tree is taken (and given back) where the compile's was, instead of a
-/// second time beside it. None if that thread cannot start or the job panics.
-pub fn with_parser_stack<T: Send>(rule: &str, job: impl FnOnce() -> T + Send) -> Option<T> {
-    if rule.len() <= WORKER_MAX_CODE_POINTS {
-        return Some(job());
+fn internal_error() -> Output {
+    let error = vec![CompileError {
+        kind: CompileErrorKind::Syntax,
+        message: "internal error while compiling the expression".into(),
+        span: None,
+    }];
+    (Err(error), None)
+}
+
+/// Compiles a rule our parser accepts within [`HERE_MAX_NESTING`], into a tree no deeper than
+/// [`HERE_MAX_DEPTH`], on the caller's thread: the stack that takes is small and bounded, and
+/// the rule is spared the hand-over to the compiler thread (most of a short rule's compile
+/// time on one core). None for any other rule (not parsed, or deeper): it goes to the
+/// compiler thread, which parses it again with the real limits.
+fn compile_here(
+    rule: &str,
+    limits: &Limits,
+    decls: &Declarations,
+    options: Options,
+    keep_parse: bool,
+) -> Option<Output> {
+    let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
+    let (expr, info) = parse::parse(rule, options.macros, max_depth.min(HERE_MAX_NESTING)).ok()?;
+    let depth = ast::parsed_depth(&expr);
+    if depth > HERE_MAX_DEPTH {
+        return None;
     }
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("cel-parse".into())
-            .stack_size(COMPILE_STACK)
-            .spawn_scoped(scope, job)
-            .ok()?
-            .join()
-            .ok()
-    })
+    let compile = || {
+        let parsed = Parsed {
+            expr,
+            info,
+            depth: Some(depth),
+        };
+        compile_parsed(rule.to_string(), parsed, limits, decls, options, keep_parse)
+    };
+    Some(catch_unwind(AssertUnwindSafe(compile)).unwrap_or_else(|_| internal_error()))
 }
 
 /// The long-lived compiler threads: one per calling thread (so threads that lint or
@@ -101,9 +136,8 @@ mod worker {
     use std::panic::{AssertUnwindSafe, catch_unwind};
     use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-    use super::{COMPILE_STACK, CompileError, CompiledRule};
+    use super::{COMPILE_STACK, Output};
 
-    type Output = Result<CompiledRule, Vec<CompileError>>;
     /// A job returns its result, or `Err` if it panicked.
     type Job = Box<dyn FnOnce() -> Output + Send>;
     type Reply = std::thread::Result<Output>;
@@ -198,9 +232,33 @@ fn compile_inner(
     limits: &Limits,
     decls: &Declarations,
     options: Options,
-) -> Result<CompiledRule, Vec<CompileError>> {
+    keep_parse: bool,
+) -> Output {
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
-    let parser = if options.macros {
+    match parse_rule(&source, options.macros, max_depth) {
+        Ok((expr, info)) => {
+            let parsed = Parsed {
+                expr,
+                info,
+                depth: None,
+            };
+            compile_parsed(source, parsed, limits, decls, options, keep_parse)
+        }
+        Err(errors) => (Err(errors), None),
+    }
+}
+
+/// Parses with our parser; a rule it rejects is parsed again by the `cel` crate's parser, whose
+/// errors are cel-go's (and which has the last word should the two ever disagree).
+fn parse_rule(
+    source: &str,
+    macros: bool,
+    max_depth: u16,
+) -> Result<(::cel::common::ast::IdedExpr, ::cel::common::ast::SourceInfo), Vec<CompileError>> {
+    if let Ok(parsed) = parse::parse(source, macros, max_depth) {
+        return Ok(parsed);
+    }
+    let parser = if macros {
         ::cel::parser::Parser::new()
     } else {
         ::cel::Env::default().parser()
@@ -209,9 +267,9 @@ fn compile_inner(
         .enable_optional_syntax(false)
         .enable_ident_escape_syntax(true)
         .max_recursion_depth(max_depth)
-        .parse_with_source_info(&source);
-    let (expr, info) = match parsed {
-        Ok(p) => p,
+        .parse_with_source_info(source);
+    match parsed {
+        Ok(p) => Ok(p),
         Err(errs) => {
             let mut out: Vec<CompileError> = Vec::new();
             for e in errs.errors {
@@ -221,7 +279,7 @@ fn compile_inner(
                         None,
                     )
                 } else {
-                    let at = line_col_to_offset(&source, e.pos.0, e.pos.1);
+                    let at = line_col_to_offset(source, e.pos.0, e.pos.1);
                     let span = at.map(|a| {
                         let end = source[a..].chars().next().map_or(a, |c| a + c.len_utf8());
                         a..end
@@ -243,24 +301,46 @@ fn compile_inner(
                     span: None,
                 });
             }
-            return Err(out);
+            Err(out)
         }
-    };
-    if ast::parsed_depth(&expr) > max_depth as usize {
-        return Err(vec![CompileError {
+    }
+}
+
+/// A parser's tree, with its depth if already known.
+struct Parsed {
+    expr: ::cel::common::ast::IdedExpr,
+    info: ::cel::common::ast::SourceInfo,
+    depth: Option<usize>,
+}
+
+/// Converts, checks and plans a parsed rule; the parser's tree is dropped once converted,
+/// unless `keep_parse` (and the rule compiles).
+fn compile_parsed(
+    source: String,
+    parsed: Parsed,
+    limits: &Limits,
+    decls: &Declarations,
+    options: Options,
+    keep_parse: bool,
+) -> Output {
+    let Parsed { expr, info, depth } = parsed;
+    let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
+    if depth.unwrap_or_else(|| ast::parsed_depth(&expr)) > max_depth as usize {
+        let error = vec![CompileError {
             kind: CompileErrorKind::Syntax,
             message: "max recursion depth exceeded".into(),
             span: None,
-        }]);
+        }];
+        return (Err(error), None);
     }
     let names: Vec<String> = decls.variables.iter().map(|(n, _)| n.clone()).collect();
     let mut conv = ast::Converter::new(&source, &info, names, decls.strings_ext);
     let mut root = conv.convert(&expr);
     let slot_count = conv.slot_count;
     if !conv.errors.is_empty() {
-        return Err(conv.errors);
+        return (Err(conv.errors), None);
     }
-    drop(expr);
+    let kept = keep_parse.then_some(ParsedRule { expr, info });
     let result_type = if options.check {
         let declared: Vec<CelType> = decls.variables.iter().map(|(_, t)| t.clone()).collect();
         let mut checker = checker::Checker::new(&declared, slot_count, decls.strings_ext);
@@ -268,7 +348,7 @@ fn compile_inner(
         if !checker.errors.is_empty() {
             let mut errs = checker.errors;
             errs.sort_by_key(|e| e.span.as_ref().map_or(0, |s| s.start));
-            return Err(errs);
+            return (Err(errs), None);
         }
         t
     } else {
@@ -286,7 +366,7 @@ fn compile_inner(
     } else {
         super::project::Reads::All
     };
-    Ok(CompiledRule {
+    let compiled = CompiledRule {
         source,
         root,
         slot_count,
@@ -295,5 +375,6 @@ fn compile_inner(
         result_type,
         limits: limits.clone(),
         plan_error,
-    })
+    };
+    (Ok(compiled), kept)
 }

@@ -6,7 +6,9 @@
 //! - health (the Sveltos adapter's service health rules): the standard library and cel-go's
 //!   string extension, one variable `obj` of type `dyn`, programs built without options.
 //!
-//! Parsing (with macro expansion) is done by the `cel` crate; the type checker, the value model
+//! Parsing (with macro expansion) gives the `cel` crate's tree: our parser ([`parse`]) gives it
+//! for every rule the crate's parser accepts, and the crate's parser gives the (cel-go) error
+//! messages of the rules ours rejects. The type checker, the value model
 //! (Kubernetes unstructured semantics), the evaluator, the cost budget and the explanation
 //! are this module's own, so that verdicts and error messages follow cel-go. Regular
 //! expressions are Go's (see [`regex`]), numbers are parsed with Go's `strconv`, and times are
@@ -25,6 +27,7 @@ mod eval;
 mod explain;
 mod ext;
 mod ops;
+mod parse;
 mod plan;
 mod project;
 mod regex;
@@ -37,7 +40,6 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
-pub use compile::with_parser_stack;
 pub use cost::Resource;
 pub use explain::{Clause, ClauseKind};
 pub use time::{Duration, Timestamp};
@@ -341,7 +343,37 @@ pub fn compile_with(
     decls: &Declarations,
     options: Options,
 ) -> Result<CompiledRule, Vec<CompileError>> {
-    compile::compile_with(rule, limits, decls, options)
+    compile::compile_with(rule, limits, decls, options, false).0
+}
+
+/// A rule as the parser gives it: the `cel` crate's tree, and the offsets of its nodes (bytes
+/// of the rule text, the last one inclusive). Only a rule that compiles has one.
+#[derive(Debug)]
+pub struct ParsedRule {
+    pub expr: ::cel::common::ast::IdedExpr,
+    pub info: ::cel::common::ast::SourceInfo,
+}
+
+/// Parses a rule alone, as a compile parses it (macros, the default recursion limit) but
+/// without compiling it: for the tests of analyses over the parser's tree.
+#[cfg(test)]
+pub(crate) fn parse_alone(rule: &str) -> Option<ParsedRule> {
+    let depth = Limits::default().max_recursion_depth;
+    parse::parse(rule, true, depth)
+        .ok()
+        .map(|(expr, info)| ParsedRule { expr, info })
+}
+
+/// Compiles a readiness rule as [`compile`] does, and keeps the tree its parse gave, for
+/// analyses of the rule as written (lint): the rule is parsed once for both.
+pub fn compile_keeping_parse(
+    rule: &str,
+    limits: &Limits,
+) -> (Result<CompiledRule, Vec<CompileError>>, Option<ParsedRule>) {
+    static READINESS: std::sync::LazyLock<Declarations> =
+        std::sync::LazyLock::new(Declarations::readiness);
+    let options = Environment::Readiness.options();
+    compile::compile_with(rule, limits, &READINESS, options, true)
 }
 
 impl CompiledRule {

@@ -136,6 +136,25 @@ impl<'s> Converter<'s> {
         self.declared.iter().position(|d| d == name)
     }
 
+    /// Whether a selection `a.b...` could spell a dotted declared name or a dotted type name
+    /// (`google.protobuf.Timestamp`): only if its root is the first segment of one. Found
+    /// without allocating, so that the names are built only then.
+    fn may_name_a_dotted_declaration(&self, e: &IdedExpr) -> bool {
+        let mut cur = e;
+        let root = loop {
+            match &cur.expr {
+                Expr::Ident(n) => break n.as_str(),
+                Expr::Select(s) if !s.test => cur = &s.operand,
+                _ => return false,
+            }
+        };
+        root == "google"
+            || self.declared.iter().any(|d| {
+                d.strip_prefix(root)
+                    .is_some_and(|rest| rest.starts_with('.'))
+            })
+    }
+
     fn qualified(e: &IdedExpr) -> Option<Vec<&str>> {
         let mut segs = Vec::new();
         let mut cur = e;
@@ -225,7 +244,7 @@ impl<'s> Converter<'s> {
                 self.leaf(own, kind)
             }
             Expr::Select(s) => {
-                if !s.test {
+                if !s.test && self.may_name_a_dotted_declaration(e) {
                     // A declared variable with a dotted name wins over field selection.
                     if let Some(segs) = Self::qualified(e) {
                         let full = segs.join(".");

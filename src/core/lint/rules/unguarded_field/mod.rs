@@ -10,8 +10,9 @@ use std::ops::Range;
 use std::rc::Rc;
 
 use cel::common::ast::{Expr, LiteralValue};
-use cel::parser::{Expression, Parser};
+use cel::parser::Expression;
 
+use crate::core::cel::ParsedRule;
 use crate::core::lint::{Context, MEMO_MAX_RULE_BYTES, RuleInfo, RuleSite};
 use crate::diag::{Diagnostic, Severity};
 
@@ -121,8 +122,9 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         if site.compiled.is_err() || site.text.is_empty() {
             continue;
         }
+        let Some(parsed) = &site.parsed else { continue };
         let risky = Risky::for_target(site.target_api_version, site.target_kind);
-        let found = unguarded_reads_memo(ctx, site, &risky);
+        let found = unguarded_reads_memo(ctx, site, parsed, &risky);
         let Some(first) = found.first() else { continue };
         let names: Vec<String> = found
             .iter()
@@ -222,11 +224,17 @@ pub(crate) struct Unguarded {
     span: Range<usize>,
 }
 
-/// [`unguarded_reads`] of a rule site, remembered by the linter: the result depends only on
-/// the rule text and the target's apiVersion and kind, and the analysis parses the rule.
-fn unguarded_reads_memo(ctx: &Context, site: &RuleSite, risky: &Risky) -> Rc<Vec<Unguarded>> {
+/// [`analyse`] of a rule site, remembered by the linter: the result depends only on the rule
+/// text and the target's apiVersion and kind. The rule's tree is the one its compile parsed
+/// (a rule that compiles is no deeper than the recursion limit, so the walk stays shallow).
+fn unguarded_reads_memo(
+    ctx: &Context,
+    site: &RuleSite,
+    parsed: &ParsedRule,
+    risky: &Risky,
+) -> Rc<Vec<Unguarded>> {
     if site.text.len() > MEMO_MAX_RULE_BYTES {
-        return Rc::new(unguarded_reads(site.text, risky));
+        return Rc::new(analyse_parsed(site.text, parsed, risky).0);
     }
     let key = (
         site.text.to_string(),
@@ -235,31 +243,37 @@ fn unguarded_reads_memo(ctx: &Context, site: &RuleSite, risky: &Risky) -> Rc<Vec
     );
     ctx.linter
         .unguarded
-        .get_or_insert_with(key, || Rc::new(unguarded_reads(site.text, risky)))
+        .get_or_insert_with(key, || Rc::new(analyse_parsed(site.text, parsed, risky).0))
 }
 
+/// [`analyse_parsed`] of a rule parsed alone (no size limit): none if it does not parse.
+#[cfg(test)]
+fn analyse(rule: &str, risky: &Risky) -> (Vec<Unguarded>, usize) {
+    crate::core::cel::parse_alone(rule).map_or_else(
+        || (Vec::new(), 0),
+        |parsed| analyse_parsed(rule, &parsed, risky),
+    )
+}
+
+#[cfg(test)]
 fn unguarded_reads(rule: &str, risky: &Risky) -> Vec<Unguarded> {
-    // A long rule is parsed where its compile parsed it (see `with_parser_stack`): a
-    // 100,000-character list literal takes the `cel` crate's parser some 200 MiB.
-    crate::core::cel::with_parser_stack(rule, || analyse(rule, risky).0).unwrap_or_default()
+    analyse(rule, risky).0
 }
 
 /// The unguarded reads, and the work the walk did (paths added to and taken out of the
 /// known facts): linear in the rule.
-fn analyse(rule: &str, risky: &Risky) -> (Vec<Unguarded>, usize) {
-    let Ok((expr, info)) = Parser::new().parse_with_source_info(rule) else {
-        return (Vec::new(), 0);
-    };
+fn analyse_parsed(rule: &str, parsed: &ParsedRule, risky: &Risky) -> (Vec<Unguarded>, usize) {
+    let ParsedRule { expr, info } = parsed;
     let mut w = Walker {
         rule,
-        info: &info,
+        info,
         risky,
         found: Vec::new(),
         facts: HashMap::new(),
         char_starts: None,
         work: 0,
     };
-    w.walk(&expr);
+    w.walk(expr);
     // One finding per path, at its first read.
     let mut seen = BTreeSet::new();
     w.found.sort_by_key(|u| u.span.start);
@@ -421,10 +435,10 @@ impl Walker<'_> {
         let Some(len) = self.risky.risky_len(path) else {
             return;
         };
-        let prefix = path[..len].to_vec();
-        if self.facts.contains_key(&prefix) {
+        if self.facts.contains_key(&path[..len]) {
             return;
         }
+        let prefix = path[..len].to_vec();
         let risky_from = match self.risky {
             Risky::Status => 1,
             Risky::Fields(_) => 2,
@@ -491,6 +505,9 @@ impl Walker<'_> {
 
 /// `self.a.b` or `self['a'].b` as `["a", "b"]`.
 fn self_path(e: &Expression) -> Option<Vec<String>> {
+    if !is_self_path(e) {
+        return None;
+    }
     let mut path = Vec::new();
     let mut cur = e;
     loop {
@@ -511,6 +528,24 @@ fn self_path(e: &Expression) -> Option<Vec<String>> {
                 return Some(path);
             }
             _ => return None,
+        }
+    }
+}
+
+/// Whether [`self_path`] has a path for `e` (found without allocating).
+fn is_self_path(e: &Expression) -> bool {
+    let mut cur = e;
+    loop {
+        match &cur.expr {
+            Expr::Select(s) if !s.test => cur = &s.operand,
+            Expr::Call(c) if c.func_name == "_[_]" && c.target.is_none() && c.args.len() == 2 => {
+                if !matches!(&c.args[1].expr, Expr::Literal(LiteralValue::String(_))) {
+                    return false;
+                }
+                cur = &c.args[0];
+            }
+            Expr::Ident(name) => return name == "self",
+            _ => return false,
         }
     }
 }

@@ -1,0 +1,436 @@
+//! The parser against the `cel` crate's, expression by expression: the same tree, ids and
+//! offsets where the crate accepts, a rejection where it rejects.
+
+use ::cel::common::ast::{Expr, IdedExpr, LiteralValue, SourceInfo};
+
+use super::parse;
+
+/// The crate's parser with the options of `compile.rs`.
+pub(super) fn crate_parse(
+    source: &str,
+    macros: bool,
+    depth: u16,
+) -> Option<(IdedExpr, SourceInfo)> {
+    let parser = if macros {
+        ::cel::parser::Parser::new()
+    } else {
+        ::cel::Env::default().parser()
+    };
+    parser
+        .enable_optional_syntax(false)
+        .enable_ident_escape_syntax(true)
+        .max_recursion_depth(depth)
+        .parse_with_source_info(source)
+        .ok()
+}
+
+/// Every id's offsets, in id order (the crate gives ids 1, 2, ... each with offsets).
+pub(super) fn offsets(info: &SourceInfo) -> Vec<(u64, (u32, u32))> {
+    let mut out = Vec::new();
+    if let Some(o) = info.offset_for(0) {
+        out.push((0, o));
+    }
+    let mut id = 1;
+    while let Some(o) = info.offset_for(id) {
+        out.push((id, o));
+        id += 1;
+    }
+    out
+}
+
+/// Where the two parsers disagree on `source`, if they do.
+pub(super) fn disagreement(source: &str, macros: bool, depth: u16) -> Option<String> {
+    let theirs = crate_parse(source, macros, depth);
+    let ours = parse(source, macros, depth).ok();
+    match (theirs, ours) {
+        (None, None) => None,
+        (Some(_), None) => Some("the crate accepts, ours rejects".into()),
+        (None, Some((e, _))) => Some(format!("the crate rejects, ours accepts: {e:?}")),
+        (Some((te, ti)), Some((oe, oi))) => {
+            if te != oe {
+                Some(format!("trees differ:\n crate {te:?}\n ours  {oe:?}"))
+            } else if offsets(&ti) != offsets(&oi) {
+                Some(format!(
+                    "offsets differ:\n crate {:?}\n ours  {:?}",
+                    offsets(&ti),
+                    offsets(&oi)
+                ))
+            } else if ti.source != oi.source {
+                Some("sources differ".into())
+            } else {
+                None
+            }
+        }
+    }
+}
+
+#[track_caller]
+fn agree(cases: &[&str]) {
+    for &source in cases {
+        for macros in [true, false] {
+            if let Some(d) = disagreement(source, macros, 250) {
+                panic!("{source:?} (macros: {macros}): {d}");
+            }
+        }
+    }
+}
+
+#[track_caller]
+fn accepted(cases: &[&str]) {
+    for &source in cases {
+        assert!(parse(source, true, 250).is_ok(), "{source:?} is rejected");
+    }
+    agree(cases);
+}
+
+#[track_caller]
+fn rejected(cases: &[&str]) {
+    for &source in cases {
+        assert!(parse(source, true, 250).is_err(), "{source:?} is accepted");
+    }
+    agree(cases);
+}
+
+fn literal(source: &str) -> LiteralValue {
+    match parse(source, true, 250).unwrap().0.expr {
+        Expr::Literal(l) => l,
+        other => panic!("{source}: {other:?}"),
+    }
+}
+
+#[test]
+fn operators_and_precedence() {
+    accepted(&[
+        "a + b * c - d / e % f",
+        "a * b + c",
+        "a < b == c != d <= e >= f > g in h",
+        "a || b && c || d",
+        "a || b || c || d || e || f || g",
+        "a && b && c && d && e",
+        "a ? b : c ? d : e",
+        "a ? b || c : d && e",
+        "(a ? b : c) ? d : e",
+        "!a",
+        "!!a",
+        "!!!a",
+        "-a",
+        "--a",
+        "---a",
+        "-a.b",
+        "!a.b()",
+        "a - -b",
+        "1 - 1",
+        "1-1",
+    ]);
+    rejected(&[
+        "a ? b ? c : d : e",
+        "a ? b",
+        "a +",
+        "+a",
+        "a &&",
+        "-!a",
+        "!-a",
+        "a = b",
+    ]);
+}
+
+#[test]
+fn negative_literals_are_folded_as_the_crate_folds_them() {
+    assert_eq!(literal("-1"), LiteralValue::Int((-1).into()));
+    assert_eq!(literal("- 1"), LiteralValue::Int((-1).into()));
+    assert_eq!(literal("--1"), LiteralValue::Int(1.into()));
+    assert_eq!(literal("-1.5"), LiteralValue::Double((-1.5).into()));
+    assert_eq!(
+        literal("-9223372036854775808"),
+        LiteralValue::Int(i64::MIN.into())
+    );
+    assert_eq!(
+        literal("-0x8000000000000000"),
+        LiteralValue::Int(i64::MIN.into())
+    );
+    accepted(&[
+        "-1",
+        "--1",
+        "---1",
+        "----1",
+        "-1.5",
+        "--1.5",
+        "-1u",
+        "-1.foo",
+        "-1.foo()",
+        "-1[0]",
+        "-1 * -2",
+        "a*-1",
+        "!-1",
+        "!!-1",
+        "-(1)",
+        "-9223372036854775808",
+        "-0x8000000000000000",
+        "1 - -9223372036854775808",
+    ]);
+    rejected(&[
+        "9223372036854775808",
+        "--9223372036854775808",
+        "0x8000000000000000",
+        "-(9223372036854775808)",
+        "18446744073709551616u",
+        "1e309",
+        "-1e309",
+        "!--1",
+    ]);
+}
+
+#[test]
+fn literals_in_every_form() {
+    assert_eq!(literal("0x1F"), LiteralValue::Int(31.into()));
+    assert_eq!(literal("0x1Fu"), LiteralValue::UInt(31.into()));
+    assert_eq!(literal("007"), LiteralValue::Int(7.into()));
+    assert_eq!(literal(".5e1"), LiteralValue::Double(5.0.into()));
+    assert_eq!(
+        literal(r"'\x41\101\u0041\U00000041'"),
+        LiteralValue::String("AAAA".to_string().into())
+    );
+    assert_eq!(literal(r"b'\xff'"), LiteralValue::Bytes(vec![0xff].into()));
+    accepted(&[
+        "1",
+        "1u",
+        "1U",
+        "0u",
+        "0x0",
+        "18446744073709551615u",
+        "0xFFFFFFFFFFFFFFFFu",
+        "1.5",
+        "1e5",
+        "1E+5",
+        "1.5e-5",
+        ".5",
+        "true",
+        "false",
+        "null",
+        r#""a""#,
+        "'a'",
+        r#""""a"b""""#,
+        "'''a\nb'''",
+        "'''a\r\nb\rc'''",
+        r"r'\n'",
+        r#"R"\q""#,
+        r"r'''\'''",
+        "b'a'",
+        "B'a'",
+        r"br'\n'",
+        r"BR'\n'",
+        r"bR'''\x'''",
+        r"'\a\b\f\n\r\t\v\\\?\`\'\x0a\X0A\u00e9\U0001F600\012\377'",
+        r"b'\a\b\f\n\r\t\v\\\?\`\'\x0a\X0A\012\377'",
+        "'é' + \"😀\"",
+        "''",
+        "''''''",
+        "'''a''' + '''b'''",
+    ]);
+    rejected(&[
+        r"'\ud800'",
+        r"'\U00110000'",
+        r"b'\u0041'",
+        r"b'\U00000041'",
+        "'a",
+        "'''a'",
+        "rb'x'",
+        "0x",
+        "1e",
+        "1.5u",
+        "1_000",
+        "a.5",
+        "1..2",
+    ]);
+}
+
+#[test]
+fn names_calls_and_selections() {
+    accepted(&[
+        "a",
+        ".a",
+        "a.b.c",
+        ".a.b",
+        "f()",
+        "f(1, 2)",
+        ".f(1)",
+        "a.f()",
+        "a.b.f(1)",
+        "a.f(1).g(2)[3].h",
+        "a[0][1]",
+        "a.`b-c`",
+        "a.`b.c/d e`.f",
+        "a.if",
+        "a.if()",
+        "a.`if`",
+        "_a1",
+        "ifx",
+    ]);
+    rejected(&[
+        "if",
+        ".if",
+        "if(1)",
+        ".while(1)",
+        "a.in",
+        "a.true",
+        "a.null",
+        "a.`b`()",
+        "a.?b",
+        "a[?0]",
+        "`a`",
+        "a.``",
+        "f(1,)",
+        "f(,)",
+        "a.",
+        "a[]",
+        ".",
+        "",
+        " ",
+        "// only a comment",
+        "1 + ()",
+        "@foo",
+    ]);
+}
+
+#[test]
+fn aggregates_and_messages() {
+    accepted(&[
+        "[]",
+        "[,]",
+        "[1]",
+        "[1,]",
+        "[1, 2, 3]",
+        "[[1], [2, [3]]]",
+        "{}",
+        "{,}",
+        "{1: 2}",
+        "{1: 2,}",
+        "{'a': 1, 'b': [2], 3: {4: 5}}",
+        "A{}",
+        "A{,}",
+        "a.b.C{}",
+        ".a.B{f: 1}",
+        "A{f: 1, g: 2,}",
+        "A{`f-g`: 1}",
+        "if{f: 1}",
+        "a.if{f: 1}",
+        "A{f: B{g: [1]}}.f",
+        "{1: 2}[1]",
+    ]);
+    rejected(&[
+        "[1,,]",
+        "[,1]",
+        "{1}",
+        "{1: 2,,}",
+        "{:2}",
+        "A{f}",
+        "A{1: 2}",
+        "A{f: 1,,}",
+        "[?a]",
+        "{?a: 1}",
+        "A{?f: 1}",
+        "A{f: 1",
+        "a.`b`{}",
+        "a.b(){}",
+    ]);
+}
+
+#[test]
+fn macros_expand_as_the_crate_expands_them() {
+    accepted(&[
+        "has(a.b)",
+        "has(a.b.c)",
+        "has(has(a.b))",
+        "x.all(y, y > 0)",
+        "x.exists(y, y > 0)",
+        "x.exists_one(y, y > 0)",
+        "x.existsOne(y, y > 0)",
+        "x.map(y, y * 2)",
+        "x.map(y, y > 0, y * 2)",
+        "x.filter(y, y > 0)",
+        "x.all(y, y.exists(z, z == y))",
+        "[1, 2].map(y, [y].filter(z, z > 1))",
+        "has(a.b) && a.b.exists(c, has(c.d))",
+        "x.has(a.b)",
+        "all(x, y, z)",
+        "x.all(y)",
+        "x.map(a, b, c, d)",
+        ".has(a.b)",
+        "x.all(y, y)",
+    ]);
+    rejected(&[
+        "has(a)",
+        "has(a[0])",
+        "has(1)",
+        "x.all(y.z, true)",
+        "x.map(1, 2)",
+        "x.filter(f(), true)",
+        "x.exists_one([y], true)",
+    ]);
+    // Without macros, these are calls.
+    assert!(parse("has(a)", false, 250).is_ok());
+    assert!(crate_parse("has(a)", false, 250).is_some());
+}
+
+#[test]
+fn whitespace_comments_and_offsets() {
+    accepted(&[
+        "a\n.b // c\n.d",
+        "\t a \r\n+\x0cb",
+        "'é' == a.`e`",
+        "'😀é' + b.c",
+        "[\n  1,\n  2\n]",
+        "x // trailing",
+    ]);
+    rejected(&["a\u{b}b", "a é", "a\u{a0}+b", "a.`é`"]);
+}
+
+#[test]
+fn the_recursion_limit_counts_as_the_crate_counts() {
+    let cases = [
+        "1 + 1",
+        "(1 + 1)",
+        "[[[1]]]",
+        "(((1)))",
+        "{1: {2: {3: 'none'}}}",
+        "type(type(type(1)))",
+        "[{'a': size([])}]",
+        "{}.map(a, a.map(b, b.map(c, c)))",
+        "a ? b : c ? d : e ? f : g",
+        "a[b[c[d]]]",
+        "A{f: A{f: A{f: 1}}}",
+        "f(g(h(1)))",
+        "!!!!!!!!!!a",
+        "--------------1",
+        "a.b.c.d.e.f.g.h.i",
+        "1 + 2 + 3 + 4 + 5 + 6 + 7 + 8",
+        "a || b || c || d || e || f",
+    ];
+    for source in cases {
+        for depth in 0..6 {
+            for macros in [true, false] {
+                if let Some(d) = disagreement(source, macros, depth) {
+                    panic!("{source:?} (depth {depth}): {d}");
+                }
+            }
+        }
+    }
+    let deep = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
+    big_stack(move || {
+        assert!(parse(&deep(250), true, 250).is_ok());
+        assert!(parse(&deep(251), true, 250).is_err());
+        for n in [249, 250, 251] {
+            assert_eq!(disagreement(&deep(n), true, 250), None, "{n}");
+        }
+    });
+}
+
+/// Runs `f` on a thread with the compiler's stack: the crate's parser recurses deeply.
+pub(super) fn big_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
