@@ -193,26 +193,32 @@ impl ClaimIndex {
     }
 
     /// The templates have been listed: the ServiceSets rendered before (and, after a relist
-    /// of the templates, every ServiceSet) must be rendered again. Returns their keys.
+    /// of the templates, every ServiceSet) must be rendered again. Returns their keys, sorted.
     pub fn templates_listed(&self) -> Vec<SetKey> {
         let mut st = self.lock();
         let relist = st.templates_ready;
         st.templates_ready = true;
-        st.sets
+        let mut keys: Vec<SetKey> = st
+            .sets
             .iter()
             .filter(|(_, e)| relist || e.provisional)
             .map(|(k, _)| k.clone())
-            .collect()
+            .collect();
+        keys.sort();
+        keys
     }
 
-    /// The ServiceSets still rendered without their templates.
+    /// The ServiceSets still rendered without their templates, sorted.
     pub fn provisional(&self) -> Vec<SetKey> {
         let st = self.lock();
-        st.sets
+        let mut keys: Vec<SetKey> = st
+            .sets
             .iter()
             .filter(|(_, e)| e.provisional)
             .map(|(k, _)| k.clone())
-            .collect()
+            .collect();
+        keys.sort();
+        keys
     }
 
     /// A ServiceSet is gone; returns the ServiceSets that may take its releases over.
