@@ -40,8 +40,8 @@ use kube::runtime::watcher;
 use tracing::{debug, error, info};
 
 use crate::api::kcm::ServiceSet;
-use crate::api::selector::Selector;
 use crate::api::kinds;
+use crate::api::selector::Selector;
 use crate::cluster::{self, ClusterArgs, with_type};
 use crate::core::adapter;
 use context::{Ctx, Kinds};
