@@ -62,11 +62,21 @@ struct Entry {
 #[derive(Default)]
 struct State {
     sets: HashMap<SetKey, Entry>,
-    by_target: HashMap<Target, BTreeSet<SetKey>>,
+    /// The hash of a target → the ServiceSets claiming it (or another target of the same
+    /// hash: readers compare the targets). A hash instead of the target itself keeps the
+    /// index a few hundred bytes per ServiceSet smaller.
+    by_target: HashMap<u64, Vec<SetKey>>,
     /// A relist in progress: the keys listed so far.
     relist: Option<BTreeSet<SetKey>>,
     /// The templates have been listed once.
     templates_ready: bool,
+}
+
+fn hash_of(t: &Target) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    t.hash(&mut h);
+    h.finish()
 }
 
 impl State {
@@ -87,20 +97,21 @@ impl State {
         let old = self.sets.remove(key);
         if let Some(old) = &old {
             for c in &old.claims {
-                if let Some(keys) = self.by_target.get_mut(&c.target) {
-                    keys.remove(key);
+                let h = hash_of(&c.target);
+                if let Some(keys) = self.by_target.get_mut(&h) {
+                    keys.retain(|k| k != key);
                     if keys.is_empty() {
-                        self.by_target.remove(&c.target);
+                        self.by_target.remove(&h);
                     }
                 }
             }
         }
         if let Some(e) = &entry {
             for c in &e.claims {
-                self.by_target
-                    .entry(c.target.clone())
-                    .or_default()
-                    .insert(key.clone());
+                let keys = self.by_target.entry(hash_of(&c.target)).or_default();
+                if !keys.contains(key) {
+                    keys.push(key.clone());
+                }
             }
         }
         let changed = match (&old, &entry) {
@@ -117,8 +128,14 @@ impl State {
                     .flat_map(|e| e.claims.iter().map(|c| &c.target)),
             );
             for t in touched {
-                if let Some(keys) = self.by_target.get(t) {
-                    rivals.extend(keys.iter().filter(|k| *k != key).cloned());
+                for k in self.by_target.get(&hash_of(t)).into_iter().flatten() {
+                    let shares = self
+                        .sets
+                        .get(k)
+                        .is_some_and(|e| e.claims.iter().any(|c| &c.target == t));
+                    if k != key && shares {
+                        rivals.insert(k.clone());
+                    }
                 }
             }
         }
@@ -299,7 +316,7 @@ impl ClaimIndex {
         };
         let mut out = Vec::new();
         for t in mine.claims.iter().map(|c| &c.target) {
-            for k in st.by_target.get(t).into_iter().flatten() {
+            for k in st.by_target.get(&hash_of(t)).into_iter().flatten() {
                 if k == key {
                     continue;
                 }
