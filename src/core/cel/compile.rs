@@ -258,6 +258,9 @@ fn parse_rule(
     if let Ok(parsed) = parse::parse(source, macros, max_depth) {
         return Ok(parsed);
     }
+    if source.len() > CRATE_PARSER_MAX_BYTES {
+        return Err(vec![long_rule_syntax_error(source, macros, max_depth)]);
+    }
     let parser = if macros {
         ::cel::parser::Parser::new()
     } else {
@@ -303,6 +306,34 @@ fn parse_rule(
             }
             Err(out)
         }
+    }
+}
+
+/// The longest rule whose syntax errors the `cel` crate's parser explains (cel-go's messages):
+/// it takes about 2.6 KB of memory per byte of a rule (a list literal), so a longer rule
+/// with an error would take it past the memory budget. Such a rule gets our parser's word
+/// instead: where it stopped.
+pub const CRATE_PARSER_MAX_BYTES: usize = 32 * 1024;
+
+fn long_rule_syntax_error(source: &str, macros: bool, max_depth: u16) -> CompileError {
+    let span = parse::rejected_at(source, macros, max_depth);
+    let why = format!(
+        "(the rule is {} bytes long: cel-go's own message is given for rules of up to {} bytes)",
+        source.len(),
+        CRATE_PARSER_MAX_BYTES
+    );
+    let message = match &span {
+        Some(s) if s.is_empty() => format!("syntax error: unexpected end of the rule {why}"),
+        Some(s) => {
+            let token: String = source[s.clone()].chars().take(40).collect();
+            format!("syntax error at {token:?} {why}")
+        }
+        None => format!("syntax error: a token cannot be read {why}"),
+    };
+    CompileError {
+        kind: CompileErrorKind::Syntax,
+        message,
+        span: span.filter(|s| !s.is_empty()),
     }
 }
 

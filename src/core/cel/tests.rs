@@ -408,3 +408,34 @@ fn deepest_accepted_rule_evaluates_on_a_small_stack() {
         Verdict::True
     );
 }
+
+#[test]
+fn a_long_rule_with_a_syntax_error_is_explained_without_the_crates_parser() {
+    // Past CRATE_PARSER_MAX_BYTES the crate's parser (2.6 KB of memory per byte) is not run:
+    // the error names where our parser stopped.
+    let items = vec!["1"; 20_000].join(",");
+    let rule = format!("[{items}]==[]]");
+    assert!(rule.len() > super::compile::CRATE_PARSER_MAX_BYTES);
+    let errs = compile(&rule, &Limits::default()).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0]
+            .message
+            .starts_with("syntax error at \"]\" (the rule is 40006 bytes long"),
+        "{}",
+        errs[0].message
+    );
+    assert_eq!(errs[0].span, Some(rule.len() - 1..rule.len()));
+    let unfinished = format!("[{items}");
+    let errs = compile(&unfinished, &Limits::default()).unwrap_err();
+    assert!(
+        errs[0]
+            .message
+            .starts_with("syntax error: unexpected end of the rule"),
+        "{}",
+        errs[0].message
+    );
+    assert_eq!(errs[0].span, None);
+    // A short rule keeps cel-go's message.
+    assert!(compile_err("[1]==[]]").contains("extraneous input"));
+}

@@ -28,6 +28,22 @@ pub(crate) fn parse(
     Ok((e, p.ids.info))
 }
 
+/// Where [`parse`] stops on a rule it rejects: the byte range of the token it could not take
+/// (empty at the end of the rule), or None when the rule cannot even be split into tokens (or
+/// is accepted).
+pub(crate) fn rejected_at(
+    source: &str,
+    macros: bool,
+    max_recursion_depth: u16,
+) -> Option<std::ops::Range<usize>> {
+    let tokens = lexer::tokens(source).ok()?;
+    let mut p = parser::Parser::new(source, tokens, macros, max_recursion_depth);
+    match p.start() {
+        Ok(_) => None,
+        Err(_) => Some(p.stopped_at()),
+    }
+}
+
 #[cfg(test)]
 mod differential;
 #[cfg(test)]

@@ -109,6 +109,15 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// The byte range of the token the parser stopped at (after a rejection; empty at the end
+    /// of the rule).
+    pub(super) fn stopped_at(&self) -> std::ops::Range<usize> {
+        match self.tokens.get(self.pos).or(self.tokens.last()) {
+            Some(t) => t.start as usize..t.end as usize,
+            None => 0..0,
+        }
+    }
+
     fn peek(&self) -> Kind {
         self.tokens[self.pos].kind
     }
