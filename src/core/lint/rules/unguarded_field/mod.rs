@@ -270,7 +270,6 @@ fn analyse_parsed(rule: &str, parsed: &ParsedRule, risky: &Risky) -> (Vec<Unguar
         risky,
         found: Vec::new(),
         facts: HashMap::new(),
-        char_starts: None,
         work: 0,
     };
     w.walk(expr);
@@ -292,8 +291,6 @@ struct Walker<'a> {
     risky: &'a Risky,
     found: Vec<Unguarded>,
     facts: HashMap<Path, u32>,
-    /// Byte offset of each character, computed once if the rule is not ASCII.
-    char_starts: Option<Vec<usize>>,
     /// Paths added to and taken out of `facts`.
     work: usize,
 }
@@ -452,16 +449,6 @@ impl Walker<'_> {
         }
     }
 
-    fn char_to_byte(&mut self, chars: usize) -> usize {
-        if self.rule.is_ascii() {
-            return chars.min(self.rule.len());
-        }
-        let starts = self
-            .char_starts
-            .get_or_insert_with(|| self.rule.char_indices().map(|(i, _)| i).collect());
-        starts.get(chars).copied().unwrap_or(self.rule.len())
-    }
-
     /// The source range of a `self.a.b` chain: from `self` to the end of its last field.
     fn chain_span(&mut self, e: &Expression, depth: usize) -> Option<Range<usize>> {
         let mut root = e;
@@ -472,8 +459,9 @@ impl Walker<'_> {
                 _ => break,
             };
         }
-        let (start_chars, _) = self.info.offset_for(root.id)?;
-        let start = self.char_to_byte(start_chars as usize);
+        // The parsers' offsets are bytes.
+        let (start, _) = self.info.offset_for(root.id)?;
+        let start = (start as usize).min(self.rule.len());
         // Walk forward over `.field` / `['field']` segments.
         let bytes = self.rule.as_bytes();
         let mut i = start + "self".len();

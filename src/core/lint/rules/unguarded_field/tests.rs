@@ -17,6 +17,17 @@ fn reads(rule: &str, kind: &str) -> Vec<String> {
 }
 
 #[test]
+fn spans_are_right_after_non_ascii_text() {
+    assert_eq!(
+        reads(
+            "'éééé' != '' && self.status.readyReplicas > 0",
+            "Deployment"
+        ),
+        ["status.readyReplicas@self.status.readyReplicas"]
+    );
+}
+
+#[test]
 fn seeds_rule_on_a_deployment_reads_every_counter_unguarded() {
     let rule = "self.status.availableReplicas == self.status.replicas &&\nself.status.availableReplicas == self.status.updatedReplicas &&\nself.status.availableReplicas == self.status.readyReplicas";
     assert_eq!(
