@@ -45,6 +45,20 @@ impl Gathered {
     }
 }
 
+/// The ServiceTemplates of a namespace, from the cache.
+pub fn templates_of(
+    store: &kube::runtime::reflector::Store<DynamicObject>,
+    ar: &kube::discovery::ApiResource,
+    ns: &str,
+) -> Vec<Value> {
+    store
+        .state()
+        .iter()
+        .filter(|t| t.metadata.namespace.as_deref() == Some(ns))
+        .map(|t| with_type(t, ar))
+        .collect()
+}
+
 /// The SMP of the provider served, from its cache.
 fn smp(ctx: &Ctx) -> Option<Value> {
     ctx.smps
@@ -76,13 +90,7 @@ pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
 
     // Templates of the namespace; Flux objects of the namespace that the set controls or
     // whose name is <set>-<service>.
-    let templates: Vec<Value> = ctx
-        .templates
-        .state()
-        .iter()
-        .filter(|t| t.metadata.namespace.as_deref() == Some(ns))
-        .map(|t| with_type(t, &ctx.kinds.template))
-        .collect();
+    let templates = templates_of(&ctx.templates, &ctx.kinds.template, ns);
     let prefix = naming::flux_object_name(name, "");
     let mut live: Vec<Value> = Vec::new();
     for (cache, kind) in [

@@ -45,6 +45,7 @@ use crate::api::selector::Selector;
 use crate::cluster::{self, ClusterArgs, with_type};
 use crate::core::adapter;
 use context::{Ctx, Kinds};
+use gather::templates_of;
 use reconcile::{error_policy, reconcile};
 use watch::{reflect, text_reflect};
 use written::Written;
@@ -411,16 +412,8 @@ async fn control(
                 Ok(watcher::Event::InitDone) => claims.templates_listed(),
                 _ => return,
             };
-            for (ns, name) in keys {
-                let Some(set) = sets.get(&ObjectRef::new_with(&name, set_ar.clone()).within(&ns))
-                else {
-                    continue;
-                };
-                let set = with_type(&set, &set_ar);
-                let in_ns = templates_of(&templates, &tpl_ar, &ns);
-                for k in claims.observe(&set, &in_ns, true) {
-                    let _ = requeue_tx.send(k);
-                }
+            for k in render_again(&claims, &sets, (&set_ar, &tpl_ar), &templates, keys) {
+                let _ = requeue_tx.send(k);
             }
         })
     };
@@ -597,13 +590,8 @@ async fn control(
                     // The index was fed while the caches filled, a ServiceSet possibly before
                     // its templates: once all are in, those are rendered again, before any
                     // reconcile decides.
-                    for (ns, name) in index.provisional() {
-                        let r = ObjectRef::new_with(&name, index_set_ar.clone()).within(&ns);
-                        let Some(set) = index_sets.get(&r) else { continue };
-                        let set = with_type(&set, &index_set_ar);
-                        let in_ns = templates_of(&index_templates, &index_tpl_ar, &ns);
-                        index.observe(&set, &in_ns, true);
-                    }
+                    let kinds = (&index_set_ar, &index_tpl_ar);
+                    render_again(&index, &index_sets, kinds, &index_templates, index.provisional());
                     synced = true;
                     let _ = synced_tx.send(true);
                     health2.ready.store(true, Ordering::Relaxed);
@@ -643,18 +631,26 @@ fn observe(
     }
 }
 
-/// The ServiceTemplates of a namespace, from the cache.
-fn templates_of(
-    store: &kube::runtime::reflector::Store<DynamicObject>,
-    ar: &kube::discovery::ApiResource,
-    ns: &str,
-) -> Vec<serde_json::Value> {
-    store
-        .state()
-        .iter()
-        .filter(|t| t.metadata.namespace.as_deref() == Some(ns))
-        .map(|t| with_type(t, ar))
-        .collect()
+/// Renders the claims of these ServiceSets again (a template they use changed, or they were
+/// indexed before the templates were listed); returns the ServiceSets to requeue.
+fn render_again(
+    index: &claims::ClaimIndex,
+    sets: &kube::runtime::reflector::Store<DynamicObject>,
+    kinds: (&kube::discovery::ApiResource, &kube::discovery::ApiResource),
+    templates: &kube::runtime::reflector::Store<DynamicObject>,
+    keys: Vec<claims::SetKey>,
+) -> Vec<claims::SetKey> {
+    let (set_ar, tpl_ar) = kinds;
+    let mut requeue = Vec::new();
+    for (ns, name) in keys {
+        let Some(set) = sets.get(&ObjectRef::new_with(&name, set_ar.clone()).within(&ns)) else {
+            continue;
+        };
+        let set = with_type(&set, set_ar);
+        let in_ns = templates_of(templates, tpl_ar, &ns);
+        requeue.extend(index.observe(&set, &in_ns, true));
+    }
+    requeue
 }
 
 /// What decides which adapter serves a ServiceSet: its labels and its provider name (a

@@ -342,7 +342,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
     // Objects wanted, and which of them may be written.
     let mut services = Vec::new();
     let mut wanted: Vec<(&str, &str)> = Vec::new();
-    for svc in &rendered.services {
+    for (svc_index, svc) in rendered.services.iter().enumerate() {
         let prev = previous(&svc.name, &svc.namespace);
         let (outcome, object) = match &svc.outcome {
             Outcome::Failed { message } => (
@@ -376,12 +376,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
                 let live = inputs.live.iter().copied().find(|o| key(o) == (kind, name));
                 let lost = claims
                     .iter()
-                    .find(|(i, _)| {
-                        rendered
-                            .services
-                            .get(*i)
-                            .is_some_and(|s| s.name == svc.name)
-                    })
+                    .find(|(i, _)| *i == svc_index)
                     .and_then(|(_, mine)| {
                         ownership::verdict(mine, inputs.rivals)
                             .map(|(owner, pending)| (mine, owner, pending))
