@@ -1,9 +1,13 @@
-//! A watch cache for the Flux objects that keeps each object as its JSON text.
+//! A watch cache for the Flux objects that keeps each object as its JSON text, compressed.
 //!
 //! A parsed object (kube's `DynamicObject`, a `serde_json::Value` tree) takes about four times
 //! the memory of its JSON; an adapter caches every HelmRelease and Kustomization of the
 //! cluster but reads only the few of the ServiceSet it reconciles. So the text is kept, with
-//! the handful of fields the lookups need, and parsed on read.
+//! the handful of fields the lookups need, and parsed on read. The objects of a kind look
+//! alike (the same keys, labels, managedFields, conditions; the adapter wrote most of them
+//! from one template), so each text is compressed (LZ4) against a dictionary: the text of the
+//! first object the cache saw. That keeps about a tenth of the text, and decompresses in a
+//! few microseconds.
 //!
 //! Lookups are indexed: a reconcile reads the objects of one ServiceSet, by name prefix within
 //! its namespace or by owner, and must not scan the whole cache (at 10,000 ServiceSets × 5
@@ -23,37 +27,68 @@ use crate::api::naming::LABEL_MANAGED;
 
 struct Entry {
     /// uids of the ownerReferences.
-    owners: Vec<String>,
+    owners: Box<[Box<str>]>,
     managed: bool,
-    text: Box<str>,
+    /// The JSON text, compressed against the cache's dictionary (its size prepended).
+    packed: Box<[u8]>,
 }
 
+/// The most of the first object's text the dictionary keeps (LZ4 looks back at most 64 KiB;
+/// the objects compressed are a few KiB).
+const DICTIONARY_MAX: usize = 16 * 1024;
+
+/// JSON texts of one kind of object, compressed against the first one seen.
+#[derive(Default)]
+pub struct Packer {
+    dictionary: Option<Box<[u8]>>,
+}
+
+impl Packer {
+    /// `text` compressed (its size prepended); the first text becomes the dictionary.
+    pub fn pack(&mut self, text: &[u8]) -> Box<[u8]> {
+        let dictionary = self
+            .dictionary
+            .get_or_insert_with(|| text[..text.len().min(DICTIONARY_MAX)].into());
+        lz4_flex::block::compress_prepend_size_with_dict(text, dictionary).into_boxed_slice()
+    }
+
+    /// What [`Packer::pack`] packed, parsed (None cannot happen to what it wrote).
+    pub fn unpack(&self, packed: &[u8]) -> Option<Value> {
+        let dictionary = self.dictionary.as_deref().unwrap_or_default();
+        let text = lz4_flex::block::decompress_size_prepended_with_dict(packed, dictionary).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+}
+
+/// (namespace, name), shared by the map and the owner index.
 type Key = (String, String);
 
 #[derive(Default)]
 struct State {
     /// By (namespace, name), in order: the objects of a name prefix are one range.
-    objects: BTreeMap<Key, Entry>,
+    objects: BTreeMap<Arc<Key>, Entry>,
     /// Owner uid → the objects it owns.
-    owned: HashMap<String, BTreeSet<Key>>,
+    owned: HashMap<Box<str>, Vec<Arc<Key>>>,
     /// A relist in progress: the new contents, swapped in at InitDone.
-    relist: Option<BTreeMap<Key, Entry>>,
+    relist: Option<BTreeMap<Arc<Key>, Entry>>,
+    /// What every text is compressed with.
+    packer: Packer,
 }
 
 impl State {
-    fn index(&mut self, key: &Key, owners: &[String]) {
+    fn index(&mut self, key: &Arc<Key>, owners: &[Box<str>]) {
         for uid in owners {
-            self.owned
-                .entry(uid.clone())
-                .or_default()
-                .insert(key.clone());
+            let keys = self.owned.entry(uid.clone()).or_default();
+            if !keys.iter().any(|k| **k == **key) {
+                keys.push(key.clone());
+            }
         }
     }
 
-    fn unindex(&mut self, key: &Key, owners: &[String]) {
+    fn unindex(&mut self, key: &Key, owners: &[Box<str>]) {
         for uid in owners {
             if let Some(keys) = self.owned.get_mut(uid) {
-                keys.remove(key);
+                keys.retain(|k| **k != *key);
                 if keys.is_empty() {
                     self.owned.remove(uid);
                 }
@@ -62,11 +97,15 @@ impl State {
     }
 
     fn insert(&mut self, key: Key, e: Entry) {
+        let key = match self.objects.get_key_value(&key) {
+            Some((k, _)) => k.clone(),
+            None => Arc::new(key),
+        };
         self.index(&key, &e.owners);
         if let Some(old) = self.objects.insert(key.clone(), e) {
             // Owners the new version still has were just indexed again: unindex only the rest.
-            let now = &self.objects[&key].owners;
-            let gone: Vec<String> = old
+            let now = &self.objects[&*key].owners;
+            let gone: Vec<Box<str>> = old
                 .owners
                 .into_iter()
                 .filter(|u| !now.contains(u))
@@ -81,17 +120,20 @@ impl State {
         }
     }
 
-    fn replace(&mut self, fresh: BTreeMap<Key, Entry>) {
+    fn replace(&mut self, fresh: BTreeMap<Arc<Key>, Entry>) {
         self.objects = fresh;
         self.owned.clear();
-        let all: Vec<(Key, Vec<String>)> = self
-            .objects
-            .iter()
-            .map(|(k, e)| (k.clone(), e.owners.clone()))
-            .collect();
-        for (k, owners) in all {
-            self.index(&k, &owners);
+        let mut owned: HashMap<Box<str>, Vec<Arc<Key>>> = HashMap::new();
+        for (k, e) in &self.objects {
+            for uid in &e.owners {
+                let keys = owned.entry(uid.clone()).or_default();
+                // An owner listed twice by one object is indexed once.
+                if !keys.last().is_some_and(|l| Arc::ptr_eq(l, k)) {
+                    keys.push(k.clone());
+                }
+            }
         }
+        self.owned = owned;
     }
 }
 
@@ -111,23 +153,29 @@ fn key(o: &DynamicObject) -> Key {
     )
 }
 
-fn entry(o: &DynamicObject) -> Entry {
-    Entry {
-        owners: o
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .map(|r| r.uid.clone())
-            .collect(),
-        managed: o
-            .metadata
-            .labels
-            .as_ref()
-            .is_some_and(|l| l.get(LABEL_MANAGED).map(String::as_str) == Some("true")),
-        text: serde_json::to_string(o)
-            .unwrap_or_default()
-            .into_boxed_str(),
+impl State {
+    fn entry(&mut self, o: &DynamicObject) -> Entry {
+        let text = serde_json::to_vec(o).unwrap_or_default();
+        Entry {
+            owners: o
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .map(|r| r.uid.as_str().into())
+                .collect(),
+            managed: o
+                .metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.get(LABEL_MANAGED).map(String::as_str) == Some("true")),
+            packed: self.packer.pack(&text),
+        }
+    }
+
+    /// An entry's object, parsed.
+    fn object(&self, e: &Entry) -> Option<Value> {
+        self.packer.unpack(&e.packed)
     }
 }
 
@@ -158,13 +206,17 @@ impl TextCache {
     pub(super) fn apply(&self, ev: &watcher::Event<DynamicObject>) {
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         match ev {
-            watcher::Event::Apply(o) => st.insert(key(o), entry(o)),
+            watcher::Event::Apply(o) => {
+                let e = st.entry(o);
+                st.insert(key(o), e);
+            }
             watcher::Event::Delete(o) => st.remove(&key(o)),
             watcher::Event::Init => st.relist = Some(BTreeMap::new()),
             watcher::Event::InitApply(o) => {
+                let e = st.entry(o);
                 st.relist
                     .get_or_insert_with(BTreeMap::new)
-                    .insert(key(o), entry(o));
+                    .insert(Arc::new(key(o)), e);
             }
             watcher::Event::InitDone => {
                 if let Some(fresh) = st.relist.take() {
@@ -188,18 +240,19 @@ impl TextCache {
         let by_name = st
             .objects
             .range((namespace.to_string(), prefix.to_string())..)
-            .take_while(|((ns, name), _)| ns == namespace && name.starts_with(prefix))
-            .map(|(k, _)| k);
+            .take_while(|(k, _)| k.0 == namespace && k.1.starts_with(prefix))
+            .map(|(k, _)| &**k);
         let by_owner = st
             .owned
             .get(owner)
             .into_iter()
             .flatten()
+            .map(|k| &**k)
             .filter(|(ns, _)| ns == namespace);
         let keys: BTreeSet<&Key> = by_name.chain(by_owner).collect();
         keys.into_iter()
             .filter_map(|k| st.objects.get(k))
-            .filter_map(|e| serde_json::from_str::<Value>(&e.text).ok())
+            .filter_map(|e| st.object(e))
             .map(|mut v| {
                 if let Value::Object(m) = &mut v {
                     m.insert("apiVersion".into(), self.ar.api_version.clone().into());
@@ -246,6 +299,31 @@ mod tests {
             .iter()
             .map(|v| v["metadata"]["name"].as_str().unwrap().to_string())
             .collect()
+    }
+
+    #[test]
+    fn packed_texts_read_back_and_similar_ones_take_a_fraction() {
+        let mut p = Packer::default();
+        let text = |i: usize| {
+            serde_json::to_vec(&obj(
+                &format!("cluster-{i:05}-ingress-nginx"),
+                &format!("uid-{i}"),
+            ))
+            .unwrap()
+        };
+        let packed: Vec<Box<[u8]>> = (0..100).map(|i| p.pack(&text(i))).collect();
+        for (i, z) in packed.iter().enumerate() {
+            let back = p.unpack(z).unwrap();
+            assert_eq!(back, serde_json::from_slice::<Value>(&text(i)).unwrap());
+        }
+        // Objects alike compress against the first: a fraction of their text.
+        assert!(
+            packed[99].len() * 3 < text(99).len(),
+            "{} of {}",
+            packed[99].len(),
+            text(99).len()
+        );
+        assert_eq!(p.unpack(b"not packed"), None);
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! or a template.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
 
 use kube::api::DynamicObject;
 use kube::runtime::watcher;
@@ -50,22 +52,57 @@ impl Fingerprint {
     }
 }
 
+/// A ServiceSet's claims, kept small (every ServiceSet of the provider has one): what all its
+/// claims share once, and of each claim its target and service.
 struct Entry {
     fingerprint: Fingerprint,
     /// Rendered before the templates were listed: rendered again once they are.
     provisional: bool,
-    /// The labels, for the provider's selector (an SMP change needs no re-render).
-    labels: Value,
-    claims: Vec<Claim>,
+    priority: i64,
+    created: Option<DateTime<Utc>>,
+    deleting: bool,
+    claims: Box<[(Target, Box<str>)]>,
+}
+
+impl Entry {
+    fn targets(&self) -> impl Iterator<Item = &Target> {
+        self.claims.iter().map(|(t, _)| t)
+    }
+
+    /// The claims on `target`, as [`ownership`] states them.
+    fn claims_on<'a>(
+        &'a self,
+        key: &'a SetKey,
+        target: &'a Target,
+    ) -> impl Iterator<Item = Claim> + 'a {
+        self.claims
+            .iter()
+            .filter(move |(t, _)| t == target)
+            .map(move |(t, service)| Claim {
+                target: t.clone(),
+                namespace: key.0.clone(),
+                service_set: key.1.clone(),
+                service: service.to_string(),
+                priority: self.priority,
+                created: self.created,
+                deleting: self.deleting,
+            })
+    }
+
+    /// The same claims (the verdicts of the ServiceSets sharing a target may change otherwise).
+    fn same_claims(&self, other: &Entry) -> bool {
+        (self.priority, self.created, self.deleting, &self.claims)
+            == (other.priority, other.created, other.deleting, &other.claims)
+    }
 }
 
 #[derive(Default)]
 struct State {
-    sets: HashMap<SetKey, Entry>,
+    sets: HashMap<Arc<SetKey>, Entry>,
     /// The hash of a target → the ServiceSets claiming it (or another target of the same
     /// hash: readers compare the targets). A hash instead of the target itself keeps the
     /// index a few hundred bytes per ServiceSet smaller.
-    by_target: HashMap<u64, Vec<SetKey>>,
+    by_target: HashMap<u64, Vec<Arc<SetKey>>>,
     /// A relist in progress: the keys listed so far.
     relist: Option<BTreeSet<SetKey>>,
     /// The templates have been listed once.
@@ -94,12 +131,15 @@ impl State {
     /// or new claims (whose verdicts may change).
     fn put(&mut self, key: &SetKey, entry: Option<Entry>) -> BTreeSet<SetKey> {
         let mut touched: BTreeSet<&Target> = BTreeSet::new();
-        let old = self.sets.remove(key);
+        let (shared, old) = match self.sets.remove_entry(key) {
+            Some((k, e)) => (k, Some(e)),
+            None => (Arc::new(key.clone()), None),
+        };
         if let Some(old) = &old {
-            for c in &old.claims {
-                let h = hash_of(&c.target);
+            for t in old.targets() {
+                let h = hash_of(t);
                 if let Some(keys) = self.by_target.get_mut(&h) {
-                    keys.retain(|k| k != key);
+                    keys.retain(|k| **k != *key);
                     if keys.is_empty() {
                         self.by_target.remove(&h);
                     }
@@ -107,40 +147,36 @@ impl State {
             }
         }
         if let Some(e) = &entry {
-            for c in &e.claims {
-                let keys = self.by_target.entry(hash_of(&c.target)).or_default();
-                if !keys.contains(key) {
-                    keys.push(key.clone());
+            for t in e.targets() {
+                let keys = self.by_target.entry(hash_of(t)).or_default();
+                if !keys.iter().any(|k| **k == *key) {
+                    keys.push(shared.clone());
                 }
             }
         }
         let changed = match (&old, &entry) {
-            (Some(o), Some(n)) => o.claims != n.claims,
+            (Some(o), Some(n)) => !o.same_claims(n),
             (None, None) => false,
             _ => true,
         };
         let mut rivals = BTreeSet::new();
         if changed {
-            touched.extend(old.iter().flat_map(|o| o.claims.iter().map(|c| &c.target)));
-            touched.extend(
-                entry
-                    .iter()
-                    .flat_map(|e| e.claims.iter().map(|c| &c.target)),
-            );
+            touched.extend(old.iter().flat_map(Entry::targets));
+            touched.extend(entry.iter().flat_map(Entry::targets));
             for t in touched {
                 for k in self.by_target.get(&hash_of(t)).into_iter().flatten() {
                     let shares = self
                         .sets
-                        .get(k)
-                        .is_some_and(|e| e.claims.iter().any(|c| &c.target == t));
-                    if k != key && shares {
-                        rivals.insert(k.clone());
+                        .get(&**k)
+                        .is_some_and(|e| e.targets().any(|c| c == t));
+                    if **k != *key && shares {
+                        rivals.insert((**k).clone());
                     }
                 }
             }
         }
         if let Some(e) = entry {
-            self.sets.insert(key.clone(), e);
+            self.sets.insert(shared, e);
         }
         rivals
     }
@@ -182,13 +218,17 @@ impl ClaimIndex {
             service_set: set,
             templates,
         });
+        let claims = ownership::claims(set, &rendered);
+        let first = claims.first().map(|(_, c)| c);
         Some(Entry {
             fingerprint: Fingerprint::of(set),
             provisional,
-            labels: Object(set).labels().clone(),
-            claims: ownership::claims(set, &rendered)
+            priority: first.map_or(0, |c| c.priority),
+            created: first.and_then(|c| c.created),
+            deleting: first.is_some_and(|c| c.deleting),
+            claims: claims
                 .into_iter()
-                .map(|(_, c)| c)
+                .map(|(_, c)| (c.target, c.service.into_boxed_str()))
                 .collect(),
         })
     }
@@ -219,7 +259,7 @@ impl ClaimIndex {
             .sets
             .iter()
             .filter(|(_, e)| relist || e.provisional)
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| (**k).clone())
             .collect();
         keys.sort();
         keys
@@ -232,7 +272,7 @@ impl ClaimIndex {
             .sets
             .iter()
             .filter(|(_, e)| e.provisional)
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| (**k).clone())
             .collect();
         keys.sort();
         keys
@@ -287,8 +327,8 @@ impl ClaimIndex {
                 let gone: Vec<SetKey> = st
                     .sets
                     .keys()
-                    .filter(|k| !seen.contains(*k))
-                    .cloned()
+                    .filter(|k| !seen.contains(&***k))
+                    .map(|k| (**k).clone())
                     .collect();
                 let mut out = BTreeSet::new();
                 for k in gone {
@@ -299,32 +339,40 @@ impl ClaimIndex {
         }
     }
 
-    /// The claims of the other ServiceSets that the provider serves (`smp`: its selector) on
-    /// the targets `key` claims.
-    pub fn rivals(&self, key: &SetKey, smp: Option<&Value>) -> Vec<Claim> {
+    /// The claims of the other ServiceSets that the provider serves (`smp`: its selector;
+    /// `labels_of`: a ServiceSet's labels, read only for the few that share a target) on the
+    /// targets `key` claims.
+    pub fn rivals(
+        &self,
+        key: &SetKey,
+        smp: Option<&Value>,
+        labels_of: impl Fn(&SetKey) -> Option<Value>,
+    ) -> Vec<Claim> {
         let st = self.lock();
         let Some(mine) = st.sets.get(key) else {
             return Vec::new();
         };
-        let served = |e: &Entry| {
+        let served = |k: &SetKey| {
             smp.is_some_and(|smp| {
-                selector::matches(
-                    crate::api::kcm::StateManagementProvider(smp).selector(),
-                    &e.labels,
-                )
+                labels_of(k).is_some_and(|labels| {
+                    selector::matches(
+                        crate::api::kcm::StateManagementProvider(smp).selector(),
+                        &labels,
+                    )
+                })
             })
         };
         let mut out = Vec::new();
-        for t in mine.claims.iter().map(|c| &c.target) {
+        for t in mine.targets() {
             for k in st.by_target.get(&hash_of(t)).into_iter().flatten() {
-                if k == key {
+                if **k == *key {
                     continue;
                 }
-                let Some(e) = st.sets.get(k) else { continue };
-                if !served(e) {
+                let Some(e) = st.sets.get(&**k) else { continue };
+                if !served(k) {
                     continue;
                 }
-                out.extend(e.claims.iter().filter(|c| &c.target == t).cloned());
+                out.extend(e.claims_on(k, t));
             }
         }
         out
@@ -366,6 +414,11 @@ mod tests {
             "spec": {"selector": {"matchLabels": {"ksm.k0rdent.mirantis.com/adapter": "flux"}}}})
     }
 
+    /// Every ServiceSet of the tests has the labels the SMP selects.
+    fn labels(_: &SetKey) -> Option<Value> {
+        Some(json!({"ksm.k0rdent.mirantis.com/adapter": "flux"}))
+    }
+
     fn key(name: &str) -> SetKey {
         ("kcm-system".into(), name.into())
     }
@@ -381,7 +434,7 @@ mod tests {
             BTreeSet::from([key("a")]),
             "b's claim is on a's release: a is requeued"
         );
-        let rivals = idx.rivals(&key("a"), Some(&smp()));
+        let rivals = idx.rivals(&key("a"), Some(&smp()), labels);
         assert_eq!(rivals.len(), 1);
         assert_eq!(rivals[0].service_set, "b");
         assert_eq!(rivals[0].priority, 200);
@@ -392,12 +445,12 @@ mod tests {
             idx.observe(&set("b", 2, 300), &t, false),
             BTreeSet::from([key("a")])
         );
-        assert_eq!(idx.rivals(&key("a"), Some(&smp()))[0].priority, 300);
+        assert_eq!(idx.rivals(&key("a"), Some(&smp()), labels)[0].priority, 300);
         // Not served (no SMP, or labels outside its selector): no rival.
-        assert!(idx.rivals(&key("a"), None).is_empty());
+        assert!(idx.rivals(&key("a"), None, labels).is_empty());
         // b goes: a may take over.
         assert_eq!(idx.remove(&key("b")), BTreeSet::from([key("a")]));
-        assert!(idx.rivals(&key("a"), Some(&smp())).is_empty());
+        assert!(idx.rivals(&key("a"), Some(&smp()), labels).is_empty());
     }
 
     #[test]
@@ -405,11 +458,11 @@ mod tests {
         let idx = ClaimIndex::new("ksm-flux");
         idx.observe(&set("a", 1, 100), &[], false);
         idx.observe(&set("b", 1, 100), &[], false);
-        assert!(idx.rivals(&key("a"), Some(&smp())).is_empty());
+        assert!(idx.rivals(&key("a"), Some(&smp()), labels).is_empty());
         let t = [template()];
         idx.observe(&set("a", 1, 100), &t, true);
         idx.observe(&set("b", 1, 100), &t, true);
-        assert_eq!(idx.rivals(&key("a"), Some(&smp())).len(), 1);
+        assert_eq!(idx.rivals(&key("a"), Some(&smp()), labels).len(), 1);
     }
 
     #[test]
@@ -423,7 +476,7 @@ mod tests {
         idx.observe(&set("a", 1, 100), &t, false);
         assert!(idx.provisional().is_empty());
         idx.observe(&set("b", 1, 100), &t, false);
-        assert_eq!(idx.rivals(&key("a"), Some(&smp())).len(), 1);
+        assert_eq!(idx.rivals(&key("a"), Some(&smp()), labels).len(), 1);
         // A later relist of the templates: every ServiceSet again.
         assert_eq!(idx.templates_listed(), [key("a"), key("b")]);
     }

@@ -41,6 +41,8 @@ pub struct Ctx {
     pub kinds: Kinds,
     pub opts: Options,
     pub smps: Store<DynamicObject>,
+    /// Every ServiceSet (spec and status packed: `watch::set_json`).
+    pub sets: Store<DynamicObject>,
     pub templates: Store<DynamicObject>,
     pub helm_releases: cache::TextCache,
     pub kustomizations: cache::TextCache,

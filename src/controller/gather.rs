@@ -71,7 +71,9 @@ fn smp(ctx: &Ctx) -> Option<Value> {
 
 /// Everything a reconcile of `obj` decides from; None when this adapter does not serve it.
 pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
-    let set = ctx.written.freshest(with_type(obj, &ctx.kinds.service_set));
+    let set = ctx
+        .written
+        .freshest(super::watch::set_json(obj, &ctx.kinds.service_set));
     let meta = Object(&set);
     let (name, ns, uid) = (meta.name(), meta.namespace(), meta.uid());
     if !ctx.opts.in_shard(obj.metadata.labels.as_ref()) {
@@ -84,9 +86,15 @@ pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
         return None;
     }
     let provider = Provider::of(smp.as_ref());
-    let rivals = ctx
-        .claims
-        .rivals(&(ns.to_string(), name.to_string()), smp.as_ref());
+    let rivals = ctx.claims.rivals(
+        &(ns.to_string(), name.to_string()),
+        smp.as_ref(),
+        |(ns, name)| {
+            let at = ObjectRef::new_with(name, ctx.kinds.service_set.clone()).within(ns);
+            let set = ctx.sets.get(&at)?;
+            serde_json::to_value(&set.metadata.labels).ok()
+        },
+    );
 
     // Templates of the namespace; Flux objects of the namespace that the set controls or
     // whose name is <set>-<service>.

@@ -361,13 +361,13 @@ async fn control(
 ) -> Result<(), String> {
     let wc = watcher::Config::default().page_size(cluster::PAGE_SIZE);
     let written = Arc::new(Written::default());
-    let (templates, tpl_stream) = reflect(&client, &kinds.template, wc.clone());
+    let (templates, tpl_stream) = reflect(&client, &kinds.template, wc.clone(), watch::slim);
 
     // Who owns each release: every ServiceSet's claims, indexed as the watches deliver them;
     // a change requeues the ServiceSets whose verdicts it may change.
     let claims = Arc::new(claims::ClaimIndex::new(&opts.provider));
     let (requeue_tx, requeue_rx) = tokio::sync::mpsc::unbounded_channel::<claims::SetKey>();
-    let (sets, set_stream) = reflect(&client, &kinds.service_set, wc.clone());
+    let (sets, set_stream) = reflect(&client, &kinds.service_set, wc.clone(), watch::slim_set);
     let set_stream = {
         let (claims, templates, ar, tpl_ar) = (
             claims.clone(),
@@ -381,7 +381,7 @@ async fn control(
             seen(ev);
             if let Ok(ev) = ev {
                 let in_ns = |ns: &str| templates_of(&templates, &tpl_ar, ns);
-                for k in claims.apply(ev, |o| with_type(o, &ar), in_ns) {
+                for k in claims.apply(ev, |o| watch::set_json(o, &ar), in_ns) {
                     let _ = requeue_tx.send(k);
                 }
             }
@@ -405,7 +405,7 @@ async fn control(
                     sets.state()
                         .iter()
                         .filter(|s| s.metadata.namespace.as_deref() == Some(ns))
-                        .filter(|s| ServiceSet(&s.data).services().any(|x| x.template() == name))
+                        .filter(|s| uses_template(s, name))
                         .map(|s| (ns.to_string(), s.metadata.name.clone().unwrap_or_default()))
                         .collect()
                 }
@@ -445,7 +445,7 @@ async fn control(
     let smp_wc = wc
         .clone()
         .fields(&format!("metadata.name={}", opts.provider));
-    let (smps, smp_stream) = reflect(&client, &kinds.smp, smp_wc);
+    let (smps, smp_stream) = reflect(&client, &kinds.smp, smp_wc, watch::slim);
     let (hrs, hr_stream) = text_reflect(&client, &kinds.helm_release, wc.clone());
     let (kss, ks_stream) = text_reflect(&client, &kinds.kustomization, wc.clone());
     let hr_stream = hr_stream.inspect(observe(&written, kinds::HELM_RELEASE.kind));
@@ -484,7 +484,7 @@ async fn control(
                 .state()
                 .iter()
                 .filter(|s| s.metadata.namespace.as_deref() == Some(ns.as_str()))
-                .filter(|s| ServiceSet(&s.data).services().any(|x| x.template() == name))
+                .filter(|s| uses_template(s, &name))
                 .map(|s| ObjectRef::from_obj_with(s.as_ref(), set_ar.clone()))
                 .collect();
             futures::stream::iter(refs)
@@ -511,6 +511,7 @@ async fn control(
         kinds,
         opts: opts.clone(),
         smps: smps.clone(),
+        sets: sets.clone(),
         templates: templates.clone(),
         helm_releases: hrs.clone(),
         kustomizations: kss.clone(),
@@ -646,7 +647,7 @@ fn render_again(
         let Some(set) = sets.get(&ObjectRef::new_with(&name, set_ar.clone()).within(&ns)) else {
             continue;
         };
-        let set = with_type(&set, set_ar);
+        let set = watch::set_json(&set, set_ar);
         let in_ns = templates_of(templates, tpl_ar, &ns);
         requeue.extend(index.observe(&set, &in_ns, true));
     }
@@ -656,6 +657,15 @@ fn render_again(
 /// What decides which adapter serves a ServiceSet: its labels and its provider name (a
 /// small copy, instead of the whole object).
 fn routing_view(set: &DynamicObject) -> serde_json::Value {
+    let provider =
+        watch::set_field(set, "spec").and_then(|mut s| s.get_mut("provider").map(std::mem::take));
     serde_json::json!({"metadata": {"labels": set.metadata.labels},
-        "spec": {"provider": set.data.pointer("/spec/provider")}})
+        "spec": {"provider": provider}})
+}
+
+/// Whether a cached ServiceSet deploys a service of the template `name`.
+fn uses_template(set: &DynamicObject, name: &str) -> bool {
+    let spec = watch::set_field(set, "spec");
+    let set = serde_json::json!({"spec": spec});
+    ServiceSet(&set).services().any(|x| x.template() == name)
 }

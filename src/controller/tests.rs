@@ -155,6 +155,7 @@ fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
             shard: None,
         },
         smps: smps.as_reader(),
+        sets: Writer::<DynamicObject>::new(kinds.service_set.clone()).as_reader(),
         templates: templates.as_reader(),
         helm_releases: hrs,
         kustomizations: TextCache::new(kinds.kustomization.clone()),

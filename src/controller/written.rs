@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::cache::Packer;
 use crate::api::Object;
 
 /// How long the reply of a write that created an object may stand in for a cache that does not
@@ -49,7 +50,11 @@ fn rv(v: &Value) -> &str {
 }
 
 struct Entry {
-    object: Value,
+    /// The reply as JSON text, compressed (at the peak of a converge, thousands of replies
+    /// wait for the caches), parsed when a reconcile reads it.
+    packed: Box<[u8]>,
+    uid: Box<str>,
+    version: Box<str>,
     /// Versions of the object known to be older than `object` (never compared by order).
     older: Vec<String>,
     at: Instant,
@@ -64,6 +69,8 @@ struct Entries {
     by_key: BTreeMap<Key, Entry>,
     /// Objects the controller deleted (by uid), while a cache may still show them.
     deleted: BTreeMap<Key, (String, Instant)>,
+    /// Per kind: what the replies are compressed with.
+    packers: BTreeMap<String, Packer>,
     swept: Option<Instant>,
 }
 
@@ -75,6 +82,10 @@ impl Entries {
         self.swept = Some(Instant::now());
         self.by_key.retain(|_, e| e.at.elapsed() < FORGOTTEN_AFTER);
         self.deleted.retain(|_, (_, at)| at.elapsed() < WRITTEN_TTL);
+    }
+
+    fn unpack(&self, kind: &str, packed: &[u8]) -> Option<Value> {
+        self.packers.get(kind)?.unpack(packed)
     }
 
     #[cfg(test)]
@@ -100,10 +111,9 @@ impl Written {
         let mut w = self.lock();
         match w.by_key.get(&key) {
             Some(e)
-                if e.older.iter().any(|o| o == rv(&cached))
-                    && Object(&e.object).uid() == Object(&cached).uid() =>
+                if e.older.iter().any(|o| o == rv(&cached)) && *e.uid == *Object(&cached).uid() =>
             {
-                e.object.clone()
+                w.unpack(&key.0, &e.packed).unwrap_or(cached)
             }
             Some(_) => {
                 // The cache caught up, or someone wrote after us.
@@ -138,7 +148,7 @@ impl Written {
                 continue;
             }
             if e.at.elapsed() < WRITTEN_TTL {
-                out.push(e.object.clone());
+                out.extend(w.unpack(kind, &e.packed));
             } else {
                 expired.push(key.clone());
             }
@@ -156,9 +166,9 @@ impl Written {
         let mut w = self.lock();
         w.sweep();
         let mut older = match w.by_key.remove(&key) {
-            Some(prev) if Object(&prev.object).uid() == Object(&reply).uid() => {
+            Some(prev) if *prev.uid == *Object(&reply).uid() => {
                 let mut o = prev.older;
-                o.push(rv(&prev.object).to_string());
+                o.push(prev.version.into());
                 o
             }
             _ => Vec::new(),
@@ -169,10 +179,17 @@ impl Written {
         older.retain(|o| o != rv(&reply));
         older.sort();
         older.dedup();
+        let packed = w
+            .packers
+            .entry(key.0.clone())
+            .or_default()
+            .pack(reply.to_string().as_bytes());
         w.by_key.insert(
             key,
             Entry {
-                object: reply,
+                packed,
+                uid: Object(&reply).uid().into(),
+                version: rv(&reply).into(),
                 older,
                 at: Instant::now(),
             },
@@ -185,9 +202,10 @@ impl Written {
     pub fn observed(&self, kind: &str, namespace: &str, name: &str, uid: &str, version: &str) {
         let key = (kind.to_string(), namespace.to_string(), name.to_string());
         let mut w = self.lock();
-        let lagging = w.by_key.get(&key).is_some_and(|e| {
-            e.older.iter().any(|o| o == version) && Object(&e.object).uid() == uid
-        });
+        let lagging = w
+            .by_key
+            .get(&key)
+            .is_some_and(|e| e.older.iter().any(|o| o == version) && *e.uid == *uid);
         if !lagging {
             w.by_key.remove(&key);
         }
