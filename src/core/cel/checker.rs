@@ -26,8 +26,14 @@ pub struct Checker {
 }
 
 impl Checker {
-    pub fn new(declared: &[CelType], slot_count: usize, strings_ext: bool) -> Checker {
-        let mut slots = declared.to_vec();
+    /// `declared`: the types of the declared variables, in slot order.
+    pub fn new(
+        declared: impl Iterator<Item = CelType>,
+        slot_count: usize,
+        strings_ext: bool,
+    ) -> Checker {
+        let mut slots = Vec::with_capacity(slot_count);
+        slots.extend(declared);
         slots.resize(slot_count, CelType::Dyn);
         Checker {
             mapping: Mapping::default(),
@@ -338,14 +344,19 @@ impl Checker {
             if o.member != has_target {
                 continue;
             }
-            // instantiate A and B with fresh variables
+            // instantiate A and B with fresh variables (an overload without them is its own
+            // instance)
             let a = self.fresh();
             let b = self.fresh();
-            let inst = |t: &CelType| instantiate(t, &a, &b);
-            params.clear();
-            params.extend(o.args.iter().map(inst));
-            let res = inst(&o.result);
-            if types::is_assignable_list(&mut self.mapping, &self.arg_types[base..], &params) {
+            let (args, res) = if o.generic {
+                let inst = |t: &CelType| instantiate(t, &a, &b);
+                params.clear();
+                params.extend(o.args.iter().map(inst));
+                (&params[..], std::borrow::Cow::Owned(inst(&o.result)))
+            } else {
+                (&o.args[..], std::borrow::Cow::Borrowed(&o.result))
+            };
+            if types::is_assignable_list(&mut self.mapping, &self.arg_types[base..], args) {
                 matched += 1;
                 first_match.get_or_insert((index, o));
                 let rt = types::substitute(&self.mapping, &res, false);
