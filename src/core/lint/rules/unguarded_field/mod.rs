@@ -276,7 +276,7 @@ fn analyse_parsed(rule: &str, parsed: &ParsedRule, risky: &Risky) -> (Vec<Unguar
         info,
         risky,
         found: Vec::new(),
-        facts: HashMap::new(),
+        facts: Facts::default(),
         work: 0,
         segments: Vec::new(),
         told: Vec::new(),
@@ -306,8 +306,8 @@ struct Walker<'a> {
     info: &'a cel::common::ast::SourceInfo,
     risky: &'a Risky,
     found: Vec<Unguarded>,
-    /// How many times each path is known; a path no longer known stays, at 0.
-    facts: HashMap<Vec<&'a str>, u32>,
+    /// How many times each path is known.
+    facts: Facts<'a>,
     /// Paths added to and taken out of `facts`.
     work: usize,
     /// The segments of the paths in `told`.
@@ -329,12 +329,7 @@ impl<'a> Walker<'a> {
             }
             self.work += 1;
             let path = &self.segments[self.told[i].clone()];
-            match self.facts.get_mut(path) {
-                Some(n) => *n += 1,
-                None => {
-                    self.facts.insert(path.to_vec(), 1);
-                }
-            }
+            self.facts.add(path);
         }
     }
 
@@ -346,14 +341,14 @@ impl<'a> Walker<'a> {
             }
             self.work += 1;
             let path = &self.segments[self.told[i].clone()];
-            if let Some(n) = self.facts.get_mut(path) {
-                *n = n.saturating_sub(1);
-            }
+            self.facts.remove(path);
         }
     }
 
     fn known(&self, path: &[&str]) -> bool {
-        self.facts.get(path).is_some_and(|n| *n > 0)
+        self.facts
+            .find(path)
+            .is_some_and(|i| self.facts.known[i].1 > 0)
     }
 
     /// Takes the buffers back to the given lengths.
@@ -549,6 +544,67 @@ impl<'a> Walker<'a> {
             }
         }
         Some(start..i)
+    }
+}
+
+/// The multiset of the paths known present. A path once added stays, at count 0 when no
+/// longer known, so that adding it again copies nothing. Rules guard a few paths: they are
+/// looked up in order; past [`Facts::FEW`], through an index (a hash map: a rule with many
+/// guards stays linear).
+#[derive(Default)]
+struct Facts<'a> {
+    /// The segments of the paths.
+    segments: Vec<&'a str>,
+    /// Each path (a range of `segments`) and how many times it is known.
+    known: Vec<(Range<usize>, u32)>,
+    /// The position in `known` of each path, once there are more than [`Facts::FEW`].
+    index: Option<HashMap<Vec<&'a str>, usize>>,
+}
+
+impl<'a> Facts<'a> {
+    const FEW: usize = 16;
+
+    fn find(&self, path: &[&str]) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(path).copied(),
+            None => self
+                .known
+                .iter()
+                .position(|(r, _)| self.segments[r.clone()] == *path),
+        }
+    }
+
+    fn add(&mut self, path: &[&'a str]) {
+        if let Some(i) = self.find(path) {
+            self.known[i].1 += 1;
+            return;
+        }
+        let start = self.segments.len();
+        self.segments.extend_from_slice(path);
+        self.known.push((start..self.segments.len(), 1));
+        let at = self.known.len() - 1;
+        match &mut self.index {
+            Some(index) => {
+                index.insert(path.to_vec(), at);
+            }
+            None if self.known.len() > Self::FEW => {
+                let index = self
+                    .known
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (r, _))| (self.segments[r.clone()].to_vec(), i))
+                    .collect();
+                self.index = Some(index);
+            }
+            None => {}
+        }
+    }
+
+    fn remove(&mut self, path: &[&str]) {
+        if let Some(i) = self.find(path) {
+            let n = &mut self.known[i].1;
+            *n = n.saturating_sub(1);
+        }
     }
 }
 
