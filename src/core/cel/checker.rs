@@ -20,11 +20,20 @@ pub struct Checker {
     pub errors: Vec<CompileError>,
     /// The parameters of the overload being tried (a buffer kept between calls).
     params: Vec<CelType>,
+    /// The argument types of the calls being checked, innermost last (a stack kept between
+    /// calls: each call pushes its own and takes them off when done).
+    arg_types: Vec<CelType>,
 }
 
 impl Checker {
-    pub fn new(declared: &[CelType], slot_count: usize, strings_ext: bool) -> Checker {
-        let mut slots = declared.to_vec();
+    /// `declared`: the types of the declared variables, in slot order.
+    pub fn new(
+        declared: impl Iterator<Item = CelType>,
+        slot_count: usize,
+        strings_ext: bool,
+    ) -> Checker {
+        let mut slots = Vec::with_capacity(slot_count);
+        slots.extend(declared);
         slots.resize(slot_count, CelType::Dyn);
         Checker {
             mapping: Mapping::default(),
@@ -34,6 +43,7 @@ impl Checker {
             list_elements: std::collections::HashMap::new(),
             errors: Vec::new(),
             params: Vec::new(),
+            arg_types: Vec::new(),
         }
     }
 
@@ -82,7 +92,7 @@ impl Checker {
     fn check(&mut self, n: &mut Node) -> CelType {
         let t = self.check_kind(n);
         n.scalar = matches!(
-            types::substitute(&self.mapping, &t, false),
+            self.mapping.resolve(&t),
             CelType::Bool
                 | CelType::Int
                 | CelType::Uint
@@ -271,11 +281,30 @@ impl Checker {
         args: &mut [Node],
     ) -> (CelType, Option<&'static Overload>, Option<u8>) {
         let has_target = target.is_some();
-        let mut arg_types = Vec::with_capacity(args.len() + 1);
-        let target_t = target.map(|t| self.check(t));
-        for a in args.iter_mut() {
-            arg_types.push(self.check(a));
+        let base = self.arg_types.len();
+        if let Some(t) = target {
+            let t = self.check(t);
+            self.arg_types.push(t);
         }
+        for a in args.iter_mut() {
+            let t = self.check(a);
+            self.arg_types.push(t);
+        }
+        let result = self.check_call_types(span, name, has_target, base, args);
+        self.arg_types.truncate(base);
+        result
+    }
+
+    /// [`Self::check_call`] once the types of the target and arguments are on top of the
+    /// argument stack, from `base`.
+    fn check_call_types(
+        &mut self,
+        span: &Range<usize>,
+        name: &str,
+        has_target: bool,
+        base: usize,
+        args: &[Node],
+    ) -> (CelType, Option<&'static Overload>, Option<u8>) {
         let Some(function) = decls::function(name, self.strings_ext) else {
             self.error(
                 span,
@@ -283,13 +312,11 @@ impl Checker {
             );
             return (CelType::Error, None, None);
         };
-        if let Some(t) = target_t {
-            arg_types.insert(0, t);
-        }
         if name == "_&&_" || name == "_||_" {
             let mut failed = false;
-            for (i, t) in arg_types.iter().enumerate() {
-                if !self.is_assignable(t, &CelType::Bool) {
+            for i in 0..self.arg_types.len() - base {
+                let t = &self.arg_types[base + i];
+                if !types::is_assignable(&mut self.mapping, t, &CelType::Bool) {
                     let t = types::substitute(&self.mapping, t, true);
                     self.error(
                         &args[i].span,
@@ -309,22 +336,29 @@ impl Checker {
             );
         }
         let mut result: Option<CelType> = None;
-        let mut matched: Vec<(usize, &'static Overload)> = Vec::new();
+        let mut matched = 0usize;
+        let mut first_match: Option<(usize, &'static Overload)> = None;
         // One buffer for the parameters of every overload tried.
         let mut params = std::mem::take(&mut self.params);
         for (index, o) in function.overloads.iter().enumerate() {
             if o.member != has_target {
                 continue;
             }
-            // instantiate A and B with fresh variables
+            // instantiate A and B with fresh variables (an overload without them is its own
+            // instance)
             let a = self.fresh();
             let b = self.fresh();
-            let inst = |t: &CelType| instantiate(t, &a, &b);
-            params.clear();
-            params.extend(o.args.iter().map(inst));
-            let res = inst(&o.result);
-            if types::is_assignable_list(&mut self.mapping, &arg_types, &params) {
-                matched.push((index, o));
+            let (args, res) = if o.generic {
+                let inst = |t: &CelType| instantiate(t, &a, &b);
+                params.clear();
+                params.extend(o.args.iter().map(inst));
+                (&params[..], std::borrow::Cow::Owned(inst(&o.result)))
+            } else {
+                (&o.args[..], std::borrow::Cow::Borrowed(&o.result))
+            };
+            if types::is_assignable_list(&mut self.mapping, &self.arg_types[base..], args) {
+                matched += 1;
+                first_match.get_or_insert((index, o));
                 let rt = types::substitute(&self.mapping, &res, false);
                 result = Some(match result {
                     None => rt,
@@ -337,12 +371,12 @@ impl Checker {
         self.params = params;
         match result {
             Some(t) => {
-                let only = (matched.len() == 1).then(|| matched[0]);
+                let only = first_match.filter(|_| matched == 1);
                 let narrowed = only.filter(|_| function.guarded).map(|(_, o)| o);
                 (t, narrowed, only.map(|(i, _)| i as u8))
             }
             None => {
-                let shown: Vec<String> = arg_types
+                let shown: Vec<String> = self.arg_types[base..]
                     .iter()
                     .map(|t| types::substitute(&self.mapping, t, true).to_string())
                     .collect();
@@ -393,6 +427,9 @@ impl Checker {
 }
 
 fn instantiate(t: &CelType, a: &CelType, b: &CelType) -> CelType {
+    if !t.has_param() {
+        return t.clone();
+    }
     match t {
         t if *t == PA => a.clone(),
         t if *t == PB => b.clone(),

@@ -364,8 +364,7 @@ fn compile_parsed(
         }];
         return (Err(error), None);
     }
-    let names: Vec<String> = decls.variables.iter().map(|(n, _)| n.clone()).collect();
-    let mut conv = ast::Converter::new(&source, &info, names, decls.strings_ext);
+    let mut conv = ast::Converter::new(&source, &info, &decls.variables, decls.strings_ext);
     let mut root = conv.convert(&expr);
     let slot_count = conv.slot_count;
     if !conv.errors.is_empty() {
@@ -373,8 +372,8 @@ fn compile_parsed(
     }
     let kept = keep_parse.then_some(ParsedRule { expr, info });
     let result_type = if options.check {
-        let declared: Vec<CelType> = decls.variables.iter().map(|(_, t)| t.clone()).collect();
-        let mut checker = checker::Checker::new(&declared, slot_count, decls.strings_ext);
+        let declared = decls.variables.iter().map(|(_, t)| t.clone());
+        let mut checker = checker::Checker::new(declared, slot_count, decls.strings_ext);
         let t = checker.check_root(&mut root);
         if !checker.errors.is_empty() {
             let mut errs = checker.errors;

@@ -18,6 +18,20 @@ pub struct Overload {
     /// Argument types, the receiver first for a member overload.
     pub args: Vec<CelType>,
     pub result: CelType,
+    /// Whether the type parameters `A` or `B` occur in the argument or result types.
+    pub generic: bool,
+}
+
+impl Overload {
+    fn new(member: bool, args: Vec<CelType>, result: CelType) -> Overload {
+        let generic = args.iter().any(CelType::has_param) || result.has_param();
+        Overload {
+            member,
+            args,
+            result,
+            generic,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -31,18 +45,10 @@ pub struct Function {
 }
 
 fn g(args: Vec<CelType>, result: CelType) -> Overload {
-    Overload {
-        member: false,
-        args,
-        result,
-    }
+    Overload::new(false, args, result)
 }
 fn m(args: Vec<CelType>, result: CelType) -> Overload {
-    Overload {
-        member: true,
-        args,
-        result,
-    }
+    Overload::new(true, args, result)
 }
 
 pub static STD_FUNCTIONS: LazyLock<HashMap<&'static str, Function>> = LazyLock::new(standard);

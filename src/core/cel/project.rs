@@ -26,21 +26,6 @@ pub enum Reads {
     Fields(BTreeMap<Arc<str>, Reads>),
 }
 
-impl Reads {
-    fn insert(&mut self, path: &[Arc<str>]) {
-        match self {
-            Reads::All => {}
-            Reads::Fields(fields) => match path.split_first() {
-                None => *self = Reads::All,
-                Some((first, rest)) => fields
-                    .entry(Arc::clone(first))
-                    .or_insert_with(|| Reads::Fields(BTreeMap::new()))
-                    .insert(rest),
-            },
-        }
-    }
-}
-
 /// What a rule whose tree is `root` reads of the variable in `slot`.
 pub fn reads(root: &Node, slot: usize) -> Reads {
     let mut reads = Reads::Fields(BTreeMap::new());
@@ -49,8 +34,8 @@ pub fn reads(root: &Node, slot: usize) -> Reads {
         if reads == Reads::All {
             break;
         }
-        if let Some(path) = chain(n, slot) {
-            reads.insert(&path);
+        if is_chain(n, slot) {
+            reads.insert_chain(n);
             continue;
         }
         match &n.kind {
@@ -88,28 +73,60 @@ pub fn reads(root: &Node, slot: usize) -> Reads {
     reads
 }
 
-/// The fields of a chain of selections from the variable in `slot`, if `n` is one.
-fn chain(n: &Node, slot: usize) -> Option<Vec<Arc<str>>> {
-    let mut fields = Vec::new();
+/// Whether `n` is a chain of selections from the variable in `slot` (see
+/// [`Reads::insert_chain`]).
+fn is_chain(n: &Node, slot: usize) -> bool {
     let mut at = n;
+    let mut selected = false;
     loop {
         match &at.kind {
-            Kind::Select { operand, field, .. } => {
-                fields.push(Arc::clone(field));
+            Kind::Select { operand, .. } => {
+                selected = true;
                 at = operand;
             }
-            Kind::Path {
-                slot: s, fields: f, ..
-            } if *s == slot => {
-                fields.extend(f.iter().rev().cloned());
-                break;
-            }
-            Kind::Var(s) if *s == slot && !fields.is_empty() => break,
-            _ => return None,
+            Kind::Path { slot: s, .. } => return *s == slot,
+            Kind::Var(s) => return *s == slot && selected,
+            _ => return false,
         }
     }
-    fields.reverse();
-    Some(fields)
+}
+
+impl Reads {
+    /// [`Reads::insert`] of the fields of the chain `n` (one [`is_chain`] accepts), from the
+    /// variable on, without gathering them first.
+    fn insert_chain(&mut self, n: &Node) {
+        if let Some(end) = self.descend(n) {
+            *end = Reads::All;
+        }
+    }
+
+    /// The reads at the end of the chain `n`, made on the way; None if all of a map on the
+    /// way is read already.
+    fn descend(&mut self, n: &Node) -> Option<&mut Reads> {
+        match &n.kind {
+            Kind::Select { operand, field, .. } => self.descend(operand)?.field(field),
+            Kind::Path { fields, .. } => {
+                let mut at = self;
+                for f in fields.iter() {
+                    at = at.field(f)?;
+                }
+                Some(at)
+            }
+            _ => Some(self),
+        }
+    }
+
+    /// The reads of a field of a map read in part (made if new); None if all of it is read.
+    fn field(&mut self, name: &Arc<str>) -> Option<&mut Reads> {
+        match self {
+            Reads::All => None,
+            Reads::Fields(fields) => Some(
+                fields
+                    .entry(Arc::clone(name))
+                    .or_insert_with(|| Reads::Fields(BTreeMap::new())),
+            ),
+        }
+    }
 }
 
 /// `v` converted as far as `reads` says (the rest of a map left out).

@@ -1,9 +1,10 @@
 //! Static CEL types and cel-go's assignability / unification rules (checker/types.go).
 
-use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
-/// A statically deduced CEL type.
+/// A statically deduced CEL type. The element types are shared (a clone of a list or map
+/// type does not allocate).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CelType {
     Bool,
@@ -18,23 +19,34 @@ pub enum CelType {
     Dyn,
     /// The type of an expression that failed to check.
     Error,
-    List(Box<CelType>),
-    Map(Box<CelType>, Box<CelType>),
+    List(Arc<CelType>),
+    Map(Arc<CelType>, Arc<CelType>),
     /// `type`, optionally `type(T)` for the type of a known type.
-    Type(Option<Box<CelType>>),
+    Type(Option<Arc<CelType>>),
     /// A type parameter (free type variable) of the checker.
     Param(u32),
 }
 
 impl CelType {
     pub fn list(t: CelType) -> CelType {
-        CelType::List(Box::new(t))
+        CelType::List(Arc::new(t))
     }
     pub fn map(k: CelType, v: CelType) -> CelType {
-        CelType::Map(Box::new(k), Box::new(v))
+        CelType::Map(Arc::new(k), Arc::new(v))
     }
     pub fn type_of(t: CelType) -> CelType {
-        CelType::Type(Some(Box::new(t)))
+        CelType::Type(Some(Arc::new(t)))
+    }
+
+    /// Whether a type parameter occurs in this type.
+    pub fn has_param(&self) -> bool {
+        match self {
+            CelType::Param(_) => true,
+            CelType::List(e) => e.has_param(),
+            CelType::Map(k, v) => k.has_param() || v.has_param(),
+            CelType::Type(Some(p)) => p.has_param(),
+            _ => false,
+        }
     }
 
     /// Whether a value of this static type could be a bool at run time.
@@ -89,23 +101,86 @@ impl fmt::Display for CelType {
     }
 }
 
-/// Substitutions of type parameters found so far.
+/// Substitutions of type parameters found so far, by parameter number (the checker numbers
+/// its parameters from 0 up), with the log of the changes of the assignability test under
+/// way: a failed test is undone from it (as cel-go tests on a copy of the mapping).
 #[derive(Clone, Debug, Default)]
 pub struct Mapping {
-    subs: HashMap<u32, CelType>,
+    subs: Vec<Option<CelType>>,
+    /// Substitutions of parameters numbered too high to index `subs` (none in practice).
+    sparse: Vec<(u32, CelType)>,
+    /// The earlier substitution of each parameter changed since the test began.
+    undo: Vec<(u32, Option<CelType>)>,
 }
 
+/// Parameters below this number are indexed directly.
+const DENSE_PARAMS: u32 = 1 << 20;
+
 impl Mapping {
+    fn get(&self, p: u32) -> Option<&CelType> {
+        if p < DENSE_PARAMS {
+            self.subs.get(p as usize).and_then(Option::as_ref)
+        } else {
+            self.sparse.iter().find(|(q, _)| *q == p).map(|(_, t)| t)
+        }
+    }
+
+    /// Sets (or with None, clears) the substitution of `p`; returns the earlier one.
+    fn set(&mut self, p: u32, t: Option<CelType>) -> Option<CelType> {
+        if p < DENSE_PARAMS {
+            let i = p as usize;
+            if i >= self.subs.len() {
+                // nothing to clear beyond the end
+                t.as_ref()?;
+                self.subs.resize(i + 1, None);
+            }
+            std::mem::replace(&mut self.subs[i], t)
+        } else {
+            let at = self.sparse.iter().position(|(q, _)| *q == p);
+            match (at, t) {
+                (Some(i), Some(t)) => Some(std::mem::replace(&mut self.sparse[i].1, t)),
+                (Some(i), None) => Some(self.sparse.remove(i).1),
+                (None, Some(t)) => {
+                    self.sparse.push((p, t));
+                    None
+                }
+                (None, None) => None,
+            }
+        }
+    }
+
     fn find(&self, t: &CelType) -> Option<&CelType> {
         match t {
-            CelType::Param(p) => self.subs.get(p),
+            CelType::Param(p) => self.get(*p),
             _ => None,
         }
     }
     fn add(&mut self, p: &CelType, t: CelType) {
         if let CelType::Param(p) = p {
-            self.subs.insert(*p, t);
+            let before = self.set(*p, Some(t));
+            self.undo.push((*p, before));
         }
+    }
+
+    /// Ends a test: keeps its changes, or undoes them.
+    fn finish(&mut self, keep: bool) -> bool {
+        if keep {
+            self.undo.clear();
+        } else {
+            while let Some((p, before)) = self.undo.pop() {
+                self.set(p, before);
+            }
+        }
+        keep
+    }
+
+    /// The type `t` stands for at its top level: a bound parameter followed to what it is
+    /// bound to (what [`substitute`] gives at the top, without building the type).
+    pub fn resolve<'t>(&'t self, mut t: &'t CelType) -> &'t CelType {
+        while let Some(sub) = self.find(t) {
+            t = sub;
+        }
+        t
     }
 }
 
@@ -224,30 +299,25 @@ pub fn most_general(t1: &CelType, t2: &CelType) -> CelType {
 
 /// `isAssignable`: on success the mapping is updated.
 pub fn is_assignable(m: &mut Mapping, t1: &CelType, t2: &CelType) -> bool {
-    let mut copy = m.clone();
-    if internal_is_assignable(&mut copy, t1, t2) {
-        *m = copy;
-        true
-    } else {
-        false
-    }
+    let ok = internal_is_assignable(m, t1, t2);
+    m.finish(ok)
 }
 
 pub fn is_assignable_list(m: &mut Mapping, l1: &[CelType], l2: &[CelType]) -> bool {
     if l1.len() != l2.len() {
         return false;
     }
-    let mut copy = m.clone();
-    for (a, b) in l1.iter().zip(l2) {
-        if !internal_is_assignable(&mut copy, a, b) {
-            return false;
-        }
-    }
-    *m = copy;
-    true
+    let ok = l1
+        .iter()
+        .zip(l2)
+        .all(|(a, b)| internal_is_assignable(m, a, b));
+    m.finish(ok)
 }
 
 pub fn substitute(m: &Mapping, t: &CelType, param_to_dyn: bool) -> CelType {
+    if !t.has_param() {
+        return t.clone();
+    }
     if let Some(sub) = m.find(t) {
         return substitute(m, sub, param_to_dyn);
     }

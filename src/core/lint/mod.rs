@@ -7,8 +7,10 @@
 pub mod rules;
 pub mod suppress;
 
+use std::borrow::Borrow;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -90,8 +92,8 @@ pub struct Linter {
     /// Compile results by rule text (compiled under `cel_limits`), with the parser's tree of
     /// the rules that compile.
     pub(crate) compiled: Memo<String, (Rc<CompileResult>, Option<Rc<cel::ParsedRule>>)>,
-    /// KSM204 findings by rule text, target apiVersion and kind.
-    pub(crate) unguarded: Memo<(String, String, String), Rc<Vec<rules::Unguarded>>>,
+    /// KSM204 findings by rule (the tree its sites share) and what the target may omit.
+    pub(crate) unguarded: Memo<(ByAddress<cel::ParsedRule>, usize), Rc<Vec<rules::Unguarded>>>,
 }
 
 impl Default for Linter {
@@ -113,13 +115,13 @@ impl Default for Linter {
 /// [`MEMO_MAX_ENTRIES`] of them; the memo starts afresh when full.
 #[derive(Debug)]
 pub(crate) struct Memo<K, V> {
-    map: RefCell<HashMap<K, V>>,
+    map: RefCell<HashMap<K, V, BuildHasherDefault<FxHasher>>>,
 }
 
 impl<K, V> Default for Memo<K, V> {
     fn default() -> Self {
         Memo {
-            map: RefCell::new(HashMap::new()),
+            map: RefCell::new(HashMap::default()),
         }
     }
 }
@@ -128,9 +130,14 @@ impl<K, V> Default for Memo<K, V> {
 pub(crate) const MEMO_MAX_RULE_BYTES: usize = 1024;
 const MEMO_MAX_ENTRIES: usize = 256;
 
-impl<K: Eq + std::hash::Hash, V: Clone> Memo<K, V> {
-    pub(crate) fn get_or_insert_with(&self, key: K, f: impl FnOnce() -> V) -> V {
-        if let Some(v) = self.map.borrow().get(&key) {
+impl<K: Eq + Hash, V: Clone> Memo<K, V> {
+    /// The value of `key`, made by `f` if not remembered; the key is copied only then.
+    pub(crate) fn get_or_insert_with<Q>(&self, key: &Q, f: impl FnOnce() -> V) -> V
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + ToOwned<Owned = K> + ?Sized,
+    {
+        if let Some(v) = self.map.borrow().get(key) {
             return v.clone();
         }
         let v = f();
@@ -138,8 +145,86 @@ impl<K: Eq + std::hash::Hash, V: Clone> Memo<K, V> {
         if map.len() >= MEMO_MAX_ENTRIES {
             map.clear();
         }
-        map.insert(key, v.clone());
+        map.insert(key.to_owned(), v.clone());
         v
+    }
+}
+
+/// A memo key that is the identity of a shared value (which the key keeps alive, so that its
+/// address is not reused while remembered).
+#[derive(Debug)]
+pub(crate) struct ByAddress<T>(pub(crate) Rc<T>);
+
+impl<T> Clone for ByAddress<T> {
+    fn clone(&self) -> Self {
+        ByAddress(self.0.clone())
+    }
+}
+
+impl<T> PartialEq for ByAddress<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl<T> Eq for ByAddress<T> {}
+
+impl<T> Hash for ByAddress<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (Rc::as_ptr(&self.0) as usize).hash(state);
+    }
+}
+
+/// The hash of the memos (rustc's FxHash): a multiply and a rotate per eight bytes, where
+/// the standard SipHash took a good part of a small rule's lint. No need for a keyed hash
+/// here: a memo holds at most [`MEMO_MAX_ENTRIES`] keys, so colliding keys cost at worst a
+/// scan of those.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.add(u64::from_le_bytes(w.try_into().expect("eight bytes")));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(last));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
     }
 }
 
@@ -398,9 +483,7 @@ pub fn compile_rule(
     if text.len() > MEMO_MAX_RULE_BYTES {
         return compile();
     }
-    linter
-        .compiled
-        .get_or_insert_with(text.to_string(), compile)
+    linter.compiled.get_or_insert_with(text, compile)
 }
 
 /// What compiling a readiness rule gives.

@@ -65,11 +65,11 @@ pub fn parsed_depth(root: &IdedExpr) -> usize {
     max
 }
 
-/// Converts a parsed expression. `vars` are the declared variables (slot = index).
+/// Converts a parsed expression. `declared` are the declared variables (slot = index).
 pub struct Converter<'s> {
     source: &'s str,
     info: &'s SourceInfo,
-    declared: Vec<String>,
+    declared: &'s [(String, CelType)],
     scopes: Vec<(String, usize)>,
     pub slot_count: usize,
     strings_ext: bool,
@@ -81,7 +81,7 @@ impl<'s> Converter<'s> {
     pub fn new(
         source: &'s str,
         info: &'s SourceInfo,
-        declared: Vec<String>,
+        declared: &'s [(String, CelType)],
         strings_ext: bool,
     ) -> Self {
         let slot_count = declared.len();
@@ -133,7 +133,7 @@ impl<'s> Converter<'s> {
         if let Some((_, slot)) = self.scopes.iter().rev().find(|(n, _)| n == name) {
             return Some(*slot);
         }
-        self.declared.iter().position(|d| d == name)
+        self.declared.iter().position(|(d, _)| d == name)
     }
 
     /// Whether a selection `a.b...` could spell a dotted declared name or a dotted type name
@@ -149,7 +149,7 @@ impl<'s> Converter<'s> {
             }
         };
         root == "google"
-            || self.declared.iter().any(|d| {
+            || self.declared.iter().any(|(d, _)| {
                 d.strip_prefix(root)
                     .is_some_and(|rest| rest.starts_with('.'))
             })
@@ -249,7 +249,7 @@ impl<'s> Converter<'s> {
                     if let Some(segs) = Self::qualified(e) {
                         let full = segs.join(".");
                         if !self.scopes.iter().any(|(n, _)| n == segs[0]) {
-                            if let Some(slot) = self.declared.iter().position(|d| *d == full) {
+                            if let Some(slot) = self.declared.iter().position(|(d, _)| *d == full) {
                                 let span = self.select_span(e);
                                 return Node {
                                     span,
@@ -316,10 +316,10 @@ impl<'s> Converter<'s> {
                     _ => None,
                 };
                 let (target, func_name) = match qualified {
-                    Some(q) => (None, q),
+                    Some(q) => (None, std::borrow::Cow::Owned(q)),
                     None => (
                         c.target.as_ref().map(|t| Box::new(self.convert(t))),
-                        c.func_name.clone(),
+                        std::borrow::Cow::Borrowed(c.func_name.as_str()),
                     ),
                 };
                 let args: Vec<Node> = c.args.iter().map(|a| self.convert(a)).collect();
@@ -339,7 +339,7 @@ impl<'s> Converter<'s> {
                     // the parser places a global call at its `(`: the name is part of it
                     if target.is_none() && span.start <= span.end {
                         let before = self.source[..span.start].trim_end();
-                        if before.ends_with(func_name.as_str()) {
+                        if before.ends_with(&*func_name) {
                             span.start = before.len() - func_name.len();
                         }
                     }
@@ -362,12 +362,16 @@ impl<'s> Converter<'s> {
                 } else {
                     None
                 };
+                let name = match func.name() {
+                    Some(known) => std::borrow::Cow::Borrowed(known),
+                    None => std::borrow::Cow::Owned(func_name.into_owned()),
+                };
                 Node {
                     span,
                     scalar: false,
                     kind: Kind::Call {
                         func,
-                        name: func_name,
+                        name,
                         target,
                         args,
                         regex,

@@ -6,6 +6,7 @@ mod convert;
 
 pub use convert::{Converter, parsed_depth};
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -39,7 +40,9 @@ pub enum Kind {
     },
     Call {
         func: Func,
-        name: String,
+        /// The function's name: the static one of a function [`Func`] knows, a copy of
+        /// the rule's only for [`Func::Other`].
+        name: Cow<'static, str>,
         target: Option<Box<Node>>,
         args: Vec<Node>,
         /// The compiled pattern of a `matches` call with a literal pattern.
@@ -138,6 +141,61 @@ pub enum Func {
 
 impl Func {
     /// The function of a name; the string extension's only when `strings_ext`.
+    /// The name [`Func::from_name`] gives this function for (None for [`Func::Other`]).
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Func::CharAt => "charAt",
+            Func::IndexOf => "indexOf",
+            Func::LastIndexOf => "lastIndexOf",
+            Func::LowerAscii => "lowerAscii",
+            Func::UpperAscii => "upperAscii",
+            Func::Replace => "replace",
+            Func::Split => "split",
+            Func::Substring => "substring",
+            Func::Trim => "trim",
+            Func::Join => "join",
+            Func::Quote => "strings.quote",
+            Func::Format => "format",
+            Func::Reverse => "reverse",
+            Func::And => "_&&_",
+            Func::Or => "_||_",
+            Func::Not => "!_",
+            Func::Cond => "_?_:_",
+            Func::NotStrictlyFalse => "@not_strictly_false",
+            Func::Eq => "_==_",
+            Func::Ne => "_!=_",
+            Func::Lt => "_<_",
+            Func::Le => "_<=_",
+            Func::Gt => "_>_",
+            Func::Ge => "_>=_",
+            Func::Add => "_+_",
+            Func::Sub => "_-_",
+            Func::Mul => "_*_",
+            Func::Div => "_/_",
+            Func::Mod => "_%_",
+            Func::Neg => "-_",
+            Func::Index => "_[_]",
+            Func::In => "@in",
+            Func::Size => "size",
+            Func::Contains => "contains",
+            Func::StartsWith => "startsWith",
+            Func::EndsWith => "endsWith",
+            Func::Matches => "matches",
+            Func::TypeOf => "type",
+            Func::ToInt => "int",
+            Func::ToUint => "uint",
+            Func::ToDouble => "double",
+            Func::ToString => "string",
+            Func::ToBytes => "bytes",
+            Func::ToBool => "bool",
+            Func::ToDyn => "dyn",
+            Func::ToDuration => "duration",
+            Func::ToTimestamp => "timestamp",
+            Func::TimeField(name) => name,
+            Func::Other => return None,
+        })
+    }
+
     pub fn from_name(name: &str, strings_ext: bool) -> Func {
         if strings_ext {
             let f = match name {
@@ -282,23 +340,30 @@ impl SetLookup {
 /// Fuses chains of field selections from a variable into [`Kind::Path`] nodes (after type
 /// checking: the checker sees the selections one by one).
 pub fn fuse_paths(n: &mut Node) {
-    let mut fields: Vec<Arc<str>> = Vec::new();
+    // the length of the chain first, so that its fields are gathered in one allocation
+    let mut len = 0;
     let mut cur: &Node = n;
     let slot = loop {
         match &cur.kind {
             Kind::Select {
                 operand,
-                field,
                 test: false,
+                ..
             } => {
-                fields.push(field.clone());
+                len += 1;
                 cur = operand;
             }
-            Kind::Var(slot) if !fields.is_empty() => break Some(*slot),
+            Kind::Var(slot) if len > 0 => break Some(*slot),
             _ => break None,
         }
     };
     if let Some(slot) = slot {
+        let mut fields: Vec<Arc<str>> = Vec::with_capacity(len);
+        let mut cur: &Node = n;
+        while let Kind::Select { operand, field, .. } = &cur.kind {
+            fields.push(field.clone());
+            cur = operand;
+        }
         fields.reverse();
         let extra = fields
             .iter()

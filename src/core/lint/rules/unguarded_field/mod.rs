@@ -13,7 +13,7 @@ use cel::common::ast::{Expr, LiteralValue};
 use cel::parser::Expression;
 
 use crate::core::cel::ParsedRule;
-use crate::core::lint::{Context, MEMO_MAX_RULE_BYTES, RuleInfo, RuleSite};
+use crate::core::lint::{ByAddress, Context, MEMO_MAX_RULE_BYTES, RuleInfo, RuleSite};
 use crate::diag::{Diagnostic, Severity};
 
 pub static INFO: RuleInfo = RuleInfo {
@@ -197,16 +197,25 @@ impl Risky {
         omitted_status_fields(api_version, kind).map_or(Risky::Status, Risky::Fields)
     }
 
+    /// What the analysis depends on of the target, as a number: the address of the fields'
+    /// list (identical lists give identical analyses).
+    fn key(&self) -> usize {
+        match self {
+            Risky::Status => 0,
+            Risky::Fields(fields) => fields.as_ptr() as usize,
+        }
+    }
+
     /// The number of leading path segments that make a risky prefix, if any.
-    fn risky_len(&self, path: &[String]) -> Option<usize> {
-        if path.first().map(String::as_str) != Some("status") {
+    fn risky_len(&self, path: &[&str]) -> Option<usize> {
+        if path.first().copied() != Some("status") {
             return None;
         }
         match self {
             Risky::Status => Some(1),
             Risky::Fields(fields) => {
                 let f = path.get(1)?;
-                fields.contains(&f.as_str()).then_some(2)
+                fields.contains(f).then_some(2)
             }
         }
     }
@@ -225,25 +234,23 @@ pub(crate) struct Unguarded {
 }
 
 /// [`analyse`] of a rule site, remembered by the linter: the result depends only on the rule
-/// text and the target's apiVersion and kind. The rule's tree is the one its compile parsed
-/// (a rule that compiles is no deeper than the recursion limit, so the walk stays shallow).
+/// and on what may be missing in the target. Sites of the same rule text share the tree of
+/// one parse (see [`crate::core::lint::compile_rule`]), which is the key. The rule's tree is
+/// the one its compile parsed (a rule that compiles is no deeper than the recursion limit, so
+/// the walk stays shallow).
 fn unguarded_reads_memo(
     ctx: &Context,
     site: &RuleSite,
-    parsed: &ParsedRule,
+    parsed: &Rc<ParsedRule>,
     risky: &Risky,
 ) -> Rc<Vec<Unguarded>> {
     if site.text.len() > MEMO_MAX_RULE_BYTES {
         return Rc::new(analyse_parsed(site.text, parsed, risky).0);
     }
-    let key = (
-        site.text.to_string(),
-        site.target_api_version.to_string(),
-        site.target_kind.to_string(),
-    );
+    let key = (ByAddress(parsed.clone()), risky.key());
     ctx.linter
         .unguarded
-        .get_or_insert_with(key, || Rc::new(analyse_parsed(site.text, parsed, risky).0))
+        .get_or_insert_with(&key, || Rc::new(analyse_parsed(site.text, parsed, risky).0))
 }
 
 /// [`analyse_parsed`] of a rule parsed alone (no size limit): none if it does not parse.
@@ -269,8 +276,12 @@ fn analyse_parsed(rule: &str, parsed: &ParsedRule, risky: &Risky) -> (Vec<Unguar
         info,
         risky,
         found: Vec::new(),
-        facts: HashMap::new(),
+        facts: Facts::default(),
         work: 0,
+        segments: Vec::new(),
+        told: Vec::new(),
+        terms: Vec::new(),
+        path: Vec::new(),
     };
     w.walk(expr);
     // One finding per path, at its first read.
@@ -280,65 +291,92 @@ fn analyse_parsed(rule: &str, parsed: &ParsedRule, risky: &Risky) -> (Vec<Unguar
     (w.found, w.work)
 }
 
-type Path = Vec<String>;
+/// A path of the walk: a range of [`Walker::segments`].
+type Told = Range<usize>;
 
 /// The walk carries the paths known present as a multiset: a guard adds its paths while
 /// the parts it protects are walked, and takes them out after, so each path is added and
 /// removed once per guard whatever the size of the rule (the analysis is linear in it).
+///
+/// The paths borrow their segments from the tree, and the buffers below are stacks that
+/// each `&&` / `||` chain and ternary pushes onto and takes its own off when done: the walk
+/// allocates once per distinct path known, not per node.
 struct Walker<'a> {
     rule: &'a str,
     info: &'a cel::common::ast::SourceInfo,
     risky: &'a Risky,
     found: Vec<Unguarded>,
-    facts: HashMap<Path, u32>,
+    /// How many times each path is known.
+    facts: Facts<'a>,
     /// Paths added to and taken out of `facts`.
     work: usize,
+    /// The segments of the paths in `told`.
+    segments: Vec<&'a str>,
+    /// The paths the terms of the chains under way tell.
+    told: Vec<Told>,
+    /// The terms of the chains under way.
+    terms: Vec<&'a Expression>,
+    /// The path of the read being looked at.
+    path: Vec<&'a str>,
 }
 
-impl Walker<'_> {
-    fn add(&mut self, facts: &[Path]) {
-        self.work += facts.len();
-        for f in facts {
-            *self.facts.entry(f.clone()).or_insert(0) += 1;
-        }
-    }
-
-    fn remove(&mut self, facts: &[Path]) {
-        self.work += facts.len();
-        for f in facts {
-            if let Some(n) = self.facts.get_mut(f) {
-                *n -= 1;
-                if *n == 0 {
-                    self.facts.remove(f);
-                }
+impl<'a> Walker<'a> {
+    /// Adds the paths `told[range]` to the facts (empty ranges are no paths).
+    fn add(&mut self, range: Range<usize>) {
+        for i in range {
+            if self.told[i].is_empty() {
+                continue;
             }
+            self.work += 1;
+            let path = &self.segments[self.told[i].clone()];
+            self.facts.add(path);
         }
     }
 
-    /// Walks `e` with `facts` known.
-    fn walk_with(&mut self, e: &Expression, facts: &[Path]) {
-        self.add(facts);
+    /// Takes the paths `told[range]` out of the facts.
+    fn remove(&mut self, range: Range<usize>) {
+        for i in range {
+            if self.told[i].is_empty() {
+                continue;
+            }
+            self.work += 1;
+            let path = &self.segments[self.told[i].clone()];
+            self.facts.remove(path);
+        }
+    }
+
+    fn known(&self, path: &[&str]) -> bool {
+        self.facts
+            .find(path)
+            .is_some_and(|i| self.facts.known[i].1 > 0)
+    }
+
+    /// Takes the buffers back to the given lengths.
+    fn pop(&mut self, segments: usize, told: usize, terms: usize) {
+        self.segments.truncate(segments);
+        self.told.truncate(told);
+        self.terms.truncate(terms);
+    }
+
+    /// Walks `e` with the paths `told[range]` known.
+    fn walk_with(&mut self, e: &'a Expression, range: Range<usize>) {
+        self.add(range.clone());
         self.walk(e);
-        self.remove(facts);
+        self.remove(range);
     }
 
-    /// The terms of a chain of `&&` (or `||`), and what each tells when it is true (false).
-    fn chain<'e>(e: &'e Expression, op: &str) -> Vec<&'e Expression> {
-        let mut terms = Vec::new();
-        let mut stack = vec![e];
-        while let Some(e) = stack.pop() {
-            match &e.expr {
-                Expr::Call(c) if c.func_name == op && c.target.is_none() && c.args.len() == 2 => {
-                    stack.push(&c.args[1]);
-                    stack.push(&c.args[0]);
-                }
-                _ => terms.push(e),
+    /// The terms of a chain of `&&` (or `||`), in order, pushed on `terms`.
+    fn chain(&mut self, e: &'a Expression, op: &str) {
+        match &e.expr {
+            Expr::Call(c) if c.func_name == op && c.target.is_none() && c.args.len() == 2 => {
+                self.chain(&c.args[0], op);
+                self.chain(&c.args[1], op);
             }
+            _ => self.terms.push(e),
         }
-        terms
     }
 
-    fn walk(&mut self, e: &Expression) {
+    fn walk(&mut self, e: &'a Expression) {
         match &e.expr {
             Expr::Call(call) => {
                 let args = &call.args;
@@ -346,43 +384,52 @@ impl Walker<'_> {
                     (op @ ("_&&_" | "_||_"), None, 2) => {
                         // CEL's && and || are commutative for errors: each term is guarded by
                         // what all the others tell.
-                        let terms = Self::chain(e, op);
-                        let told: Vec<Vec<Path>> = terms
-                            .iter()
-                            .map(|t| {
-                                let mut f = Vec::new();
-                                if op == "_&&_" {
-                                    when_true(t, &mut f);
-                                } else {
-                                    when_false(t, &mut f);
-                                }
-                                f
-                            })
-                            .collect();
-                        for t in &told {
-                            self.add(t);
+                        let (segments, told, terms) =
+                            (self.segments.len(), self.told.len(), self.terms.len());
+                        self.chain(e, op);
+                        let n = self.terms.len() - terms;
+                        // What each term tells, followed by an empty range that ends it.
+                        for i in 0..n {
+                            let t = self.terms[terms + i];
+                            if op == "_&&_" {
+                                when_true(t, &mut self.segments, &mut self.told);
+                            } else {
+                                when_false(t, &mut self.segments, &mut self.told);
+                            }
+                            self.told.push(0..0);
                         }
-                        for (term, own) in terms.iter().zip(&told) {
-                            self.remove(own);
+                        let all = told..self.told.len();
+                        self.add(all.clone());
+                        let mut from = told;
+                        for i in 0..n {
+                            let mut to = from;
+                            while !self.told[to].is_empty() {
+                                to += 1;
+                            }
+                            let term = self.terms[terms + i];
+                            self.remove(from..to);
                             self.walk(term);
-                            self.add(own);
+                            self.add(from..to);
+                            from = to + 1;
                         }
-                        for t in &told {
-                            self.remove(t);
-                        }
+                        self.remove(all);
+                        self.pop(segments, told, terms);
                     }
                     ("_?_:_", None, 3) => {
                         self.walk(&args[0]);
-                        let mut t = Vec::new();
-                        when_true(&args[0], &mut t);
-                        self.walk_with(&args[1], &t);
-                        let mut f = Vec::new();
-                        when_false(&args[0], &mut f);
-                        self.walk_with(&args[2], &f);
+                        let (segments, told) = (self.segments.len(), self.told.len());
+                        when_true(&args[0], &mut self.segments, &mut self.told);
+                        let t = told..self.told.len();
+                        self.walk_with(&args[1], t);
+                        let f_start = self.told.len();
+                        when_false(&args[0], &mut self.segments, &mut self.told);
+                        let f = f_start..self.told.len();
+                        self.walk_with(&args[2], f);
+                        self.segments.truncate(segments);
+                        self.told.truncate(told);
                     }
                     _ => {
-                        if let Some(path) = self_path(e) {
-                            self.read(e, &path);
+                        if self.read(e) {
                             return;
                         }
                         if let Some(t) = &call.target {
@@ -398,9 +445,7 @@ impl Walker<'_> {
                 if sel.test {
                     // has(self.a.b): `self.a` is read, `b` only tested.
                     self.walk(&sel.operand);
-                } else if let Some(path) = self_path(e) {
-                    self.read(e, &path);
-                } else {
+                } else if !self.read(e) {
                     self.walk(&sel.operand);
                 }
             }
@@ -428,21 +473,32 @@ impl Walker<'_> {
         }
     }
 
-    fn read(&mut self, e: &Expression, path: &[String]) {
+    /// If `e` is a `self` path, looks at the read of it and returns true.
+    fn read(&mut self, e: &'a Expression) -> bool {
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
+        let is_path = self_path(e, &mut path);
+        if is_path {
+            self.read_path(e, &path);
+        }
+        self.path = path;
+        is_path
+    }
+
+    fn read_path(&mut self, e: &Expression, path: &[&str]) {
         let Some(len) = self.risky.risky_len(path) else {
             return;
         };
-        if self.facts.contains_key(&path[..len]) {
+        if self.known(&path[..len]) {
             return;
         }
-        let prefix = path[..len].to_vec();
         let risky_from = match self.risky {
             Risky::Status => 1,
             Risky::Fields(_) => 2,
         };
         if let Some(span) = self.chain_span(e, len) {
             self.found.push(Unguarded {
-                path: prefix,
+                path: path[..len].iter().map(|s| s.to_string()).collect(),
                 risky_from,
                 span,
             });
@@ -491,31 +547,99 @@ impl Walker<'_> {
     }
 }
 
-/// `self.a.b` or `self['a'].b` as `["a", "b"]`.
-fn self_path(e: &Expression) -> Option<Vec<String>> {
-    if !is_self_path(e) {
-        return None;
+/// The multiset of the paths known present. A path once added stays, at count 0 when no
+/// longer known, so that adding it again copies nothing. Rules guard a few paths: they are
+/// looked up in order; past [`Facts::FEW`], through an index (a hash map: a rule with many
+/// guards stays linear).
+#[derive(Default)]
+struct Facts<'a> {
+    /// The segments of the paths.
+    segments: Vec<&'a str>,
+    /// Each path (a range of `segments`) and how many times it is known.
+    known: Vec<(Range<usize>, u32)>,
+    /// The position in `known` of each path, once there are more than [`Facts::FEW`].
+    index: Option<HashMap<Vec<&'a str>, usize>>,
+}
+
+impl<'a> Facts<'a> {
+    const FEW: usize = 16;
+
+    fn find(&self, path: &[&str]) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(path).copied(),
+            None => self
+                .known
+                .iter()
+                .position(|(r, _)| self.segments[r.clone()] == *path),
+        }
     }
-    let mut path = Vec::new();
+
+    fn add(&mut self, path: &[&'a str]) {
+        if let Some(i) = self.find(path) {
+            self.known[i].1 += 1;
+            return;
+        }
+        let start = self.segments.len();
+        self.segments.extend_from_slice(path);
+        self.known.push((start..self.segments.len(), 1));
+        let at = self.known.len() - 1;
+        match &mut self.index {
+            Some(index) => {
+                index.insert(path.to_vec(), at);
+            }
+            None if self.known.len() > Self::FEW => {
+                let index = self
+                    .known
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (r, _))| (self.segments[r.clone()].to_vec(), i))
+                    .collect();
+                self.index = Some(index);
+            }
+            None => {}
+        }
+    }
+
+    fn remove(&mut self, path: &[&str]) {
+        if let Some(i) = self.find(path) {
+            let n = &mut self.known[i].1;
+            *n = n.saturating_sub(1);
+        }
+    }
+}
+
+/// `self.a.b` or `self['a'].b` as `["a", "b"]`, pushed on `out`; false (and `out` as it was)
+/// if `e` is no such path.
+fn self_path<'a>(e: &'a Expression, out: &mut Vec<&'a str>) -> bool {
+    if !is_self_path(e) {
+        return false;
+    }
+    let start = out.len();
     let mut cur = e;
     loop {
         match &cur.expr {
             Expr::Select(s) if !s.test => {
-                path.push(s.field.clone());
+                out.push(s.field.as_str());
                 cur = &s.operand;
             }
             Expr::Call(c) if c.func_name == "_[_]" && c.target.is_none() && c.args.len() == 2 => {
                 match &c.args[1].expr {
-                    Expr::Literal(LiteralValue::String(s)) => path.push(s.inner().to_string()),
-                    _ => return None,
+                    Expr::Literal(LiteralValue::String(s)) => out.push(s.inner()),
+                    _ => {
+                        out.truncate(start);
+                        return false;
+                    }
                 }
                 cur = &c.args[0];
             }
             Expr::Ident(name) if name == "self" => {
-                path.reverse();
-                return Some(path);
+                out[start..].reverse();
+                return true;
             }
-            _ => return None,
+            _ => {
+                out.truncate(start);
+                return false;
+            }
         }
     }
 }
@@ -538,27 +662,30 @@ fn is_self_path(e: &Expression) -> bool {
     }
 }
 
-/// Paths known present when `e` evaluates to true, added to `out`.
-fn when_true(e: &Expression, out: &mut Vec<Path>) {
+/// Paths known present when `e` evaluates to true, added to `told` (their segments to
+/// `segments`).
+fn when_true<'a>(e: &'a Expression, segments: &mut Vec<&'a str>, told: &mut Vec<Told>) {
     match &e.expr {
         Expr::Select(s) if s.test => {
-            if let Some(mut p) = self_path(&s.operand) {
-                p.push(s.field.clone());
-                add_prefixes(out, &p);
+            let start = segments.len();
+            if self_path(&s.operand, segments) {
+                segments.push(s.field.as_str());
+                add_prefixes(told, start, segments.len());
             }
         }
         Expr::Call(c) => match (c.func_name.as_str(), c.args.len()) {
             ("_&&_", 2) => {
-                when_true(&c.args[0], out);
-                when_true(&c.args[1], out);
+                when_true(&c.args[0], segments, told);
+                when_true(&c.args[1], segments, told);
             }
-            ("!_", 1) => when_false(&c.args[0], out),
+            ("!_", 1) => when_false(&c.args[0], segments, told),
             ("@in", 2) => {
-                if let (Expr::Literal(LiteralValue::String(k)), Some(mut p)) =
-                    (&c.args[0].expr, self_path(&c.args[1]))
-                {
-                    p.push(k.inner().to_string());
-                    add_prefixes(out, &p);
+                if let Expr::Literal(LiteralValue::String(k)) = &c.args[0].expr {
+                    let start = segments.len();
+                    if self_path(&c.args[1], segments) {
+                        segments.push(k.inner());
+                        add_prefixes(told, start, segments.len());
+                    }
                 }
             }
             _ => {}
@@ -567,23 +694,24 @@ fn when_true(e: &Expression, out: &mut Vec<Path>) {
     }
 }
 
-/// Paths known present when `e` evaluates to false, added to `out`.
-fn when_false(e: &Expression, out: &mut Vec<Path>) {
+/// Paths known present when `e` evaluates to false, added to `told`.
+fn when_false<'a>(e: &'a Expression, segments: &mut Vec<&'a str>, told: &mut Vec<Told>) {
     if let Expr::Call(c) = &e.expr {
         match (c.func_name.as_str(), c.args.len()) {
             ("_||_", 2) => {
-                when_false(&c.args[0], out);
-                when_false(&c.args[1], out);
+                when_false(&c.args[0], segments, told);
+                when_false(&c.args[1], segments, told);
             }
-            ("!_", 1) => when_true(&c.args[0], out),
+            ("!_", 1) => when_true(&c.args[0], segments, told),
             _ => {}
         }
     }
 }
 
-fn add_prefixes(out: &mut Vec<Path>, path: &[String]) {
-    for i in 1..=path.len() {
-        out.push(path[..i].to_vec());
+/// Every prefix of the path `segments[start..end]`.
+fn add_prefixes(told: &mut Vec<Told>, start: usize, end: usize) {
+    for i in start + 1..=end {
+        told.push(start..i);
     }
 }
 
