@@ -657,8 +657,7 @@ fn render_again(
 /// What decides which adapter serves a ServiceSet: its labels and its provider name (a
 /// small copy, instead of the whole object).
 fn routing_view(set: &DynamicObject) -> serde_json::Value {
-    let provider =
-        watch::set_field(set, "spec").and_then(|mut s| s.get_mut("provider").map(std::mem::take));
+    let provider = watch::set_provider(set);
     serde_json::json!({"metadata": {"labels": set.metadata.labels},
         "spec": {"provider": provider}})
 }

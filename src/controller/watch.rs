@@ -92,14 +92,18 @@ fn pack(o: &mut DynamicObject) {
     }
 }
 
-/// What [`pack`] packed (None: not packed by it, which no cached ServiceSet is).
-fn unpack(packed: &str) -> Option<Value> {
+/// The text [`pack`] packed (None: not packed by it, which no cached ServiceSet is).
+fn unpacked_text(packed: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
     let z = base64::engine::general_purpose::STANDARD_NO_PAD
         .decode(packed)
         .ok()?;
-    let text = lz4_flex::block::decompress_size_prepended_with_dict(&z, SET_DICTIONARY).ok()?;
-    serde_json::from_slice(&text).ok()
+    lz4_flex::block::decompress_size_prepended_with_dict(&z, SET_DICTIONARY).ok()
+}
+
+/// What [`pack`] packed, parsed.
+fn unpack(packed: &str) -> Option<Value> {
+    serde_json::from_slice(&unpacked_text(packed)?).ok()
 }
 
 /// A field of a cached ServiceSet ([`pack`]), parsed (None when absent).
@@ -107,6 +111,23 @@ pub fn set_field(o: &DynamicObject, field: &str) -> Option<Value> {
     match o.data.get(field)? {
         Value::String(packed) if PACKED.contains(&field) => unpack(packed),
         v => Some(v.clone()),
+    }
+}
+
+/// The `spec.provider` of a cached ServiceSet, without parsing the rest of its spec (the
+/// metrics read it of every ServiceSet).
+pub fn set_provider(o: &DynamicObject) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Spec {
+        provider: Option<Value>,
+    }
+    match o.data.get("spec")? {
+        Value::String(packed) => {
+            serde_json::from_slice::<Spec>(&unpacked_text(packed)?)
+                .ok()?
+                .provider
+        }
+        spec => spec.get("provider").cloned(),
     }
 }
 
@@ -178,6 +199,7 @@ mod tests {
         assert_eq!(set_field(&o, "spec"), Some(set()["spec"].clone()));
         assert_eq!(set_field(&o, "status"), Some(set()["status"].clone()));
         assert_eq!(set_field(&o, "other"), None);
+        assert_eq!(set_provider(&o), Some(json!({"name": "ksm-flux"})));
         // The packed text is smaller than the text.
         let packed =
             o.data["spec"].as_str().unwrap().len() + o.data["status"].as_str().unwrap().len();
@@ -190,5 +212,6 @@ mod tests {
         let o: DynamicObject = serde_json::from_value(set()).unwrap();
         assert_eq!(set_json(&o, &ar()), set());
         assert_eq!(set_field(&o, "spec"), Some(set()["spec"].clone()));
+        assert_eq!(set_provider(&o), Some(json!({"name": "ksm-flux"})));
     }
 }

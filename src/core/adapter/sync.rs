@@ -46,46 +46,62 @@ pub fn subset(a: &Value, b: &Value) -> bool {
     }
 }
 
-type Paths = BTreeSet<Vec<String>>;
+/// A set of field paths, each one string: every segment as `<length>:<name>`, so that no
+/// two paths share a text whatever their names hold (one allocation per path; the
+/// comparison runs on every reconcile of every object).
+type Paths = BTreeSet<String>;
+
+/// Appends the segment `name` to `path`.
+fn push_segment(path: &mut String, name: &str) {
+    use std::fmt::Write as _;
+    let _ = write!(path, "{}:{name}", name.len());
+}
 
 /// The map-key paths of an object below its top level (`spec`, `spec.interval`, …), lists
 /// being leaves; `apiVersion`, `kind` and the server's metadata are left out.
 fn paths(obj: &Value) -> Paths {
     let mut out = Paths::new();
+    let mut path = String::new();
     if let Some(m) = obj.as_object() {
         for (k, v) in m {
             if k == "apiVersion" || k == "kind" {
                 continue;
             }
+            path.clear();
+            push_segment(&mut path, k);
             if k == "metadata" {
-                out.insert(vec![k.clone()]);
+                out.insert(path.clone());
                 if let Some(meta) = v.as_object() {
                     for (mk, mv) in meta {
                         if matches!(mk.as_str(), "name" | "namespace") {
                             continue;
                         }
-                        collect(mv, vec![k.clone(), mk.clone()], &mut out);
+                        let at = path.len();
+                        push_segment(&mut path, mk);
+                        collect(mv, &mut path, &mut out);
+                        path.truncate(at);
                     }
                 }
                 continue;
             }
-            collect(v, vec![k.clone()], &mut out);
+            collect(v, &mut path, &mut out);
         }
     }
     out
 }
 
-fn collect(v: &Value, path: Vec<String>, out: &mut Paths) {
+fn collect(v: &Value, path: &mut String, out: &mut Paths) {
     if let Value::Object(m) = v
         && !m.is_empty()
     {
         for (k, c) in m {
-            let mut p = path.clone();
-            p.push(k.clone());
-            collect(c, p, out);
+            let at = path.len();
+            push_segment(path, k);
+            collect(c, path, out);
+            path.truncate(at);
         }
     }
-    out.insert(path);
+    out.insert(path.clone());
 }
 
 /// The paths `manager` owns by apply, from `metadata.managedFields`; None when it has no
@@ -102,16 +118,19 @@ fn owned_paths(live: &Value, manager: &str) -> Option<Paths> {
     })?;
     let mut out = Paths::new();
     if let Some(Value::Object(f)) = entry.get("fieldsV1") {
-        walk_fields(f, Vec::new(), &mut out);
+        walk_fields(f, &mut String::new(), &mut out);
     }
     // Server-set metadata is never compared.
-    out.retain(|p| {
-        !(p.len() == 2 && p[0] == "metadata" && matches!(p[1].as_str(), "name" | "namespace"))
-    });
+    for name in ["name", "namespace"] {
+        let mut p = String::new();
+        push_segment(&mut p, "metadata");
+        push_segment(&mut p, name);
+        out.remove(&p);
+    }
     Some(out)
 }
 
-fn walk_fields(f: &Map<String, Value>, path: Vec<String>, out: &mut Paths) {
+fn walk_fields(f: &Map<String, Value>, path: &mut String, out: &mut Paths) {
     for (k, v) in f {
         if k == "." {
             continue;
@@ -120,12 +139,13 @@ fn walk_fields(f: &Map<String, Value>, path: Vec<String>, out: &mut Paths) {
             // A list item: the list is owned as a whole at this granularity.
             continue;
         };
-        let mut p = path.clone();
-        p.push(name.to_string());
+        let at = path.len();
+        push_segment(path, name);
         if let Value::Object(children) = v {
-            walk_fields(children, p.clone(), out);
+            walk_fields(children, path, out);
         }
-        out.insert(p);
+        out.insert(path.clone());
+        path.truncate(at);
     }
 }
 
@@ -193,6 +213,26 @@ mod tests {
         let mut l = live(spec.clone(), json!({}));
         l["metadata"]["managedFields"] = json!([]);
         assert!(!in_sync(&desired(spec), &l, "kubectl-ksm"));
+    }
+
+    #[test]
+    fn field_names_with_separators_stay_apart() {
+        let a = paths(&json!({"spec": {"x:1": {"y": 1}}}));
+        let b = paths(&json!({"spec": {"x": {"1:y": 1}}}));
+        assert_eq!(a.len(), 3);
+        assert!(a.is_disjoint(&b.iter().filter(|p| p.len() > 6).cloned().collect()));
+        let f = json!({"f:spec": {"f:x:1": {"f:y": {}}}});
+        let l = live(json!({"x:1": {"y": 1}}), f);
+        assert!(in_sync(
+            &desired(json!({"x:1": {"y": 1}})),
+            &l,
+            "kubectl-ksm"
+        ));
+        assert!(!in_sync(
+            &desired(json!({"x": {"1:y": 1}})),
+            &l,
+            "kubectl-ksm"
+        ));
     }
 
     #[test]
