@@ -350,6 +350,12 @@ async fn check_kinds(client: &Client, server: &str, kinds: &Kinds) -> Result<(),
     Ok(())
 }
 
+/// How long a ServiceSet's reconcile waits for the events that follow one another (its
+/// own status write, then its Flux objects appearing one by one in the caches) so that one
+/// reconcile sees them all instead of one reconcile each (trailing edge: a reconcile runs at
+/// most this long after the last event of a burst).
+const RECONCILE_DEBOUNCE: Duration = Duration::from_secs(1);
+
 /// The watches and the controller loop, until `stop`.
 async fn control(
     client: Client,
@@ -438,7 +444,9 @@ async fn control(
     let controller =
         Controller::for_stream_with(set_triggers, sets.clone(), kinds.service_set.clone())
             .with_config(
-                kube::runtime::controller::Config::default().concurrency(opts.concurrency),
+                kube::runtime::controller::Config::default()
+                    .concurrency(opts.concurrency)
+                    .debounce(RECONCILE_DEBOUNCE),
             );
 
     // Reflectors for the other kinds; each change maps to the ServiceSets it concerns.
