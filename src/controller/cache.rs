@@ -122,7 +122,6 @@ impl State {
 
     fn replace(&mut self, fresh: BTreeMap<Arc<Key>, Entry>) {
         self.objects = fresh;
-        self.owned.clear();
         let mut owned: HashMap<Box<str>, Vec<Arc<Key>>> = HashMap::new();
         for (k, e) in &self.objects {
             for uid in &e.owners {
@@ -135,25 +134,7 @@ impl State {
         }
         self.owned = owned;
     }
-}
 
-/// The cache of one kind. Clones share it.
-#[derive(Clone)]
-pub struct TextCache {
-    ar: ApiResource,
-    state: Arc<RwLock<State>>,
-    ready: watch::Receiver<bool>,
-    ready_tx: Arc<watch::Sender<bool>>,
-}
-
-fn key(o: &DynamicObject) -> Key {
-    (
-        o.metadata.namespace.clone().unwrap_or_default(),
-        o.metadata.name.clone().unwrap_or_default(),
-    )
-}
-
-impl State {
     fn entry(&mut self, o: &DynamicObject) -> Entry {
         let text = serde_json::to_vec(o).unwrap_or_default();
         Entry {
@@ -177,6 +158,22 @@ impl State {
     fn object(&self, e: &Entry) -> Option<Value> {
         self.packer.unpack(&e.packed)
     }
+}
+
+/// The cache of one kind. Clones share it.
+#[derive(Clone)]
+pub struct TextCache {
+    ar: ApiResource,
+    state: Arc<RwLock<State>>,
+    ready: watch::Receiver<bool>,
+    ready_tx: Arc<watch::Sender<bool>>,
+}
+
+fn key(o: &DynamicObject) -> Key {
+    (
+        o.metadata.namespace.clone().unwrap_or_default(),
+        o.metadata.name.clone().unwrap_or_default(),
+    )
 }
 
 impl TextCache {

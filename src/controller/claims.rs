@@ -190,11 +190,23 @@ pub struct ClaimIndex {
 
 fn set_key(set: &Value) -> SetKey {
     let m = Object(set);
-    let ns = match m.namespace() {
+    key_in(m.namespace(), m.name())
+}
+
+/// The key of a watch event's ServiceSet, without converting it.
+fn meta_key(m: &kube::api::ObjectMeta) -> SetKey {
+    key_in(
+        m.namespace.as_deref().unwrap_or(""),
+        m.name.as_deref().unwrap_or(""),
+    )
+}
+
+fn key_in(namespace: &str, name: &str) -> SetKey {
+    let ns = match namespace {
         "" => "default",
         n => n,
     };
-    (ns.to_string(), m.name().to_string())
+    (ns.to_string(), name.to_string())
 }
 
 impl ClaimIndex {
@@ -292,13 +304,7 @@ impl ClaimIndex {
     ) -> BTreeSet<SetKey> {
         match ev {
             watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
-                let key: SetKey = (
-                    match o.metadata.namespace.as_deref() {
-                        None | Some("") => "default".into(),
-                        Some(n) => n.into(),
-                    },
-                    o.metadata.name.clone().unwrap_or_default(),
-                );
+                let key = meta_key(&o.metadata);
                 {
                     let mut st = self.lock();
                     if matches!(ev, watcher::Event::InitApply(_))
@@ -314,7 +320,7 @@ impl ClaimIndex {
                 }
                 self.observe(&as_json(o), &templates(&key.0), false)
             }
-            watcher::Event::Delete(o) => self.remove(&set_key(&as_json(o))),
+            watcher::Event::Delete(o) => self.remove(&meta_key(&o.metadata)),
             watcher::Event::Init => {
                 self.lock().relist = Some(BTreeSet::new());
                 BTreeSet::new()
