@@ -6,12 +6,12 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::{
-    CompileError, CompileErrorKind, CompiledRule, Declarations, Limits, Options, ParsedRule, ast,
-    checker, parse, plan, types::CelType,
+    CompileError, CompileErrorKind, CompiledRule, Declarations, Limits, Options, ast, checker,
+    parse, plan, types::CelType,
 };
 
-/// What a compile gives: the rule, and the parser's tree when it was asked to keep it.
-pub type Output = (Result<CompiledRule, Vec<CompileError>>, Option<ParsedRule>);
+/// What a compile gives.
+pub type Output = Result<CompiledRule, Vec<CompileError>>;
 
 /// Stack size of the thread that parses and checks a rule: deep trees are refused cleanly
 /// by the limits, but the parser itself recurses before it can refuse.
@@ -32,14 +32,8 @@ const WORKER_MAX_CODE_POINTS: usize = 1024;
 const HERE_MAX_NESTING: u16 = 32;
 const HERE_MAX_DEPTH: usize = 64;
 
-/// Compiles `rule`; with `keep_parse`, the parser's tree of a rule that compiles is kept.
-pub fn compile_with(
-    rule: &str,
-    limits: &Limits,
-    decls: &Declarations,
-    options: Options,
-    keep_parse: bool,
-) -> Output {
+/// Compiles `rule`.
+pub fn compile_with(rule: &str, limits: &Limits, decls: &Declarations, options: Options) -> Output {
     let size = rule.chars().count();
     if size > limits.max_code_points {
         let error = vec![CompileError {
@@ -50,17 +44,17 @@ pub fn compile_with(
             ),
             span: None,
         }];
-        return (Err(error), None);
+        return Err(error);
     }
     if size <= WORKER_MAX_CODE_POINTS
-        && let Some(compiled) = compile_here(rule, limits, decls, options, keep_parse)
+        && let Some(compiled) = compile_here(rule, limits, decls, options)
     {
         return compiled;
     }
     let source = rule.to_string();
     let limits = limits.clone();
     let decls = decls.clone();
-    let job = move || compile_inner(source, &limits, &decls, options, keep_parse);
+    let job = move || compile_inner(source, &limits, &decls, options);
     // Parse and check on a thread with a large stack; the parser's tree is dropped there too.
     // Short rules go to a long-lived compiler thread (starting a thread per rule costs more
     // than compiling it); long ones, and callers that find it busy, get a thread of their own.
@@ -85,7 +79,7 @@ pub fn compile_with(
                 message: "cannot start the compiler thread".into(),
                 span: None,
             }];
-            (Err(error), None)
+            Err(error)
         }
     }
 }
@@ -96,7 +90,7 @@ fn internal_error() -> Output {
         message: "internal error while compiling the expression".into(),
         span: None,
     }];
-    (Err(error), None)
+    Err(error)
 }
 
 /// Compiles a rule our parser accepts within [`HERE_MAX_NESTING`], into a tree no deeper than
@@ -109,7 +103,6 @@ fn compile_here(
     limits: &Limits,
     decls: &Declarations,
     options: Options,
-    keep_parse: bool,
 ) -> Option<Output> {
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
     let (expr, info) = parse::parse(rule, options.macros, max_depth.min(HERE_MAX_NESTING)).ok()?;
@@ -123,7 +116,7 @@ fn compile_here(
             info,
             depth: Some(depth),
         };
-        compile_parsed(rule.to_string(), parsed, limits, decls, options, keep_parse)
+        compile_parsed(rule.to_string(), parsed, limits, decls, options)
     };
     Some(catch_unwind(AssertUnwindSafe(compile)).unwrap_or_else(|_| internal_error()))
 }
@@ -232,7 +225,6 @@ fn compile_inner(
     limits: &Limits,
     decls: &Declarations,
     options: Options,
-    keep_parse: bool,
 ) -> Output {
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
     match parse_rule(&source, options.macros, max_depth) {
@@ -242,9 +234,9 @@ fn compile_inner(
                 info,
                 depth: None,
             };
-            compile_parsed(source, parsed, limits, decls, options, keep_parse)
+            compile_parsed(source, parsed, limits, decls, options)
         }
-        Err(errors) => (Err(errors), None),
+        Err(errors) => Err(errors),
     }
 }
 
@@ -344,15 +336,13 @@ struct Parsed {
     depth: Option<usize>,
 }
 
-/// Converts, checks and plans a parsed rule; the parser's tree is dropped once converted,
-/// unless `keep_parse` (and the rule compiles).
+/// Converts, checks and plans a parsed rule; the parser's tree is dropped once converted.
 fn compile_parsed(
     source: String,
     parsed: Parsed,
     limits: &Limits,
     decls: &Declarations,
     options: Options,
-    keep_parse: bool,
 ) -> Output {
     let Parsed { expr, info, depth } = parsed;
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
@@ -362,15 +352,14 @@ fn compile_parsed(
             message: "max recursion depth exceeded".into(),
             span: None,
         }];
-        return (Err(error), None);
+        return Err(error);
     }
     let mut conv = ast::Converter::new(&source, &info, &decls.variables, decls.strings_ext);
     let mut root = conv.convert(&expr);
     let slot_count = conv.slot_count;
     if !conv.errors.is_empty() {
-        return (Err(conv.errors), None);
+        return Err(conv.errors);
     }
-    let kept = keep_parse.then_some(ParsedRule { expr, info });
     let result_type = if options.check {
         let declared = decls.variables.iter().map(|(_, t)| t.clone());
         let mut checker = checker::Checker::new(declared, slot_count, decls.strings_ext);
@@ -378,7 +367,7 @@ fn compile_parsed(
         if !checker.errors.is_empty() {
             let mut errs = checker.errors;
             errs.sort_by_key(|e| e.span.as_ref().map_or(0, |s| s.start));
-            return (Err(errs), None);
+            return Err(errs);
         }
         t
     } else {
@@ -406,5 +395,5 @@ fn compile_parsed(
         limits: limits.clone(),
         plan_error,
     };
-    (Ok(compiled), kept)
+    Ok(compiled)
 }

@@ -17,7 +17,7 @@
 //! Every evaluation draws from one budget of cost units and memory (see [`cost`]); a rule that
 //! runs out of it is reported as such, never as a verdict: kcm has no budget.
 
-mod ast;
+pub(crate) mod ast;
 mod call;
 mod checker;
 mod compile;
@@ -333,7 +333,15 @@ pub fn compile_in(
     limits: &Limits,
     env: Environment,
 ) -> Result<CompiledRule, Vec<CompileError>> {
-    compile_with(rule, limits, &env.declarations(), env.options())
+    static READINESS: std::sync::LazyLock<Declarations> =
+        std::sync::LazyLock::new(Declarations::readiness);
+    static HEALTH: std::sync::LazyLock<Declarations> =
+        std::sync::LazyLock::new(Declarations::health);
+    let decls = match env {
+        Environment::Readiness => &READINESS,
+        Environment::Health => &HEALTH,
+    };
+    compile_with(rule, limits, decls, env.options())
 }
 
 /// Compiles in a given environment with the given options.
@@ -343,37 +351,7 @@ pub fn compile_with(
     decls: &Declarations,
     options: Options,
 ) -> Result<CompiledRule, Vec<CompileError>> {
-    compile::compile_with(rule, limits, decls, options, false).0
-}
-
-/// A rule as the parser gives it: the `cel` crate's tree, and the offsets of its nodes (bytes
-/// of the rule text, the last one inclusive). Only a rule that compiles has one.
-#[derive(Debug)]
-pub struct ParsedRule {
-    pub expr: ::cel::common::ast::IdedExpr,
-    pub info: ::cel::common::ast::SourceInfo,
-}
-
-/// Parses a rule alone, as a compile parses it (macros, the default recursion limit) but
-/// without compiling it: for the tests of analyses over the parser's tree.
-#[cfg(test)]
-pub(crate) fn parse_alone(rule: &str) -> Option<ParsedRule> {
-    let depth = Limits::default().max_recursion_depth;
-    parse::parse(rule, true, depth)
-        .ok()
-        .map(|(expr, info)| ParsedRule { expr, info })
-}
-
-/// Compiles a readiness rule as [`compile`] does, and keeps the tree its parse gave, for
-/// analyses of the rule as written (lint): the rule is parsed once for both.
-pub fn compile_keeping_parse(
-    rule: &str,
-    limits: &Limits,
-) -> (Result<CompiledRule, Vec<CompileError>>, Option<ParsedRule>) {
-    static READINESS: std::sync::LazyLock<Declarations> =
-        std::sync::LazyLock::new(Declarations::readiness);
-    let options = Environment::Readiness.options();
-    compile::compile_with(rule, limits, &READINESS, options, true)
+    compile::compile_with(rule, limits, decls, options)
 }
 
 impl CompiledRule {
@@ -382,6 +360,11 @@ impl CompiledRule {
     /// [`Object::from_json`].
     pub fn object_from_json(&self, v: &serde_json::Value) -> Object {
         Object::from_value(project::project(v, &self.reads))
+    }
+
+    /// The compiled tree (for analyses of the rule as written: spans are the rule text's).
+    pub(crate) fn tree(&self) -> &ast::Node {
+        &self.root
     }
 
     /// The rule text.

@@ -89,11 +89,10 @@ pub struct Linter {
     pub placeholders: Option<crate::diag::Severity>,
     /// Codes the lint configuration disables.
     pub disabled: Vec<&'static str>,
-    /// Compile results by rule text (compiled under `cel_limits`), with the parser's tree of
-    /// the rules that compile.
-    pub(crate) compiled: Memo<String, (Rc<CompileResult>, Option<Rc<cel::ParsedRule>>)>,
-    /// KSM204 findings by rule (the tree its sites share) and what the target may omit.
-    pub(crate) unguarded: Memo<(ByAddress<cel::ParsedRule>, usize), Rc<Vec<rules::Unguarded>>>,
+    /// Compile results by rule text (compiled under `cel_limits`).
+    pub(crate) compiled: Memo<String, Rc<CompileResult>>,
+    /// KSM204 findings by rule (the compile its sites share) and what the target may omit.
+    pub(crate) unguarded: Memo<(ByAddress<CompileResult>, usize), Rc<Vec<rules::Unguarded>>>,
 }
 
 impl Default for Linter {
@@ -240,9 +239,6 @@ pub struct RuleSite<'a> {
     pub target_kind: &'a str,
     /// Shared with the other sites of the same rule text (see [`compile_rule`]).
     pub compiled: Rc<CompileResult>,
-    /// The parser's tree of a rule that compiles, from the same parse (for the checks that
-    /// read the rule as written).
-    pub parsed: Option<Rc<cel::ParsedRule>>,
 }
 
 /// What a check sees of one object.
@@ -456,10 +452,9 @@ fn readiness_rules<'a>(
             continue;
         };
         let s = |k: &str| reference.get(k).and_then(Value::as_str).unwrap_or("");
-        let (compiled, parsed) = compile_rule(text, linter);
+        let compiled = compile_rule(text, linter);
         sites.push(RuleSite {
             compiled,
-            parsed,
             path,
             node: node.resolved(),
             text,
@@ -470,16 +465,9 @@ fn readiness_rules<'a>(
     sites
 }
 
-/// Compiles a readiness rule under the linter's limits, remembering the result (see [`Memo`]);
-/// the tree of its parse comes with it if it compiles.
-pub fn compile_rule(
-    text: &str,
-    linter: &Linter,
-) -> (Rc<CompileResult>, Option<Rc<cel::ParsedRule>>) {
-    let compile = || {
-        let (compiled, parsed) = cel::compile_keeping_parse(text, &linter.cel_limits);
-        (Rc::new(compiled), parsed.map(Rc::new))
-    };
+/// Compiles a readiness rule under the linter's limits, remembering the result (see [`Memo`]).
+pub fn compile_rule(text: &str, linter: &Linter) -> Rc<CompileResult> {
+    let compile = || Rc::new(cel::compile(text, &linter.cel_limits));
     if text.len() > MEMO_MAX_RULE_BYTES {
         return compile();
     }

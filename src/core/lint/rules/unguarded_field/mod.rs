@@ -9,10 +9,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 use std::rc::Rc;
 
-use cel::common::ast::{Expr, LiteralValue};
-use cel::parser::Expression;
-
-use crate::core::cel::ParsedRule;
+use crate::core::cel::ast::{Func, Kind, Node};
+use crate::core::cel::{CompiledRule, Value};
 use crate::core::lint::{ByAddress, Context, MEMO_MAX_RULE_BYTES, RuleInfo, RuleSite};
 use crate::diag::{Diagnostic, Severity};
 
@@ -119,12 +117,12 @@ fn omitted_status_fields(api_version: &str, kind: &str) -> Option<&'static [&'st
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for site in &ctx.rules {
-        if site.compiled.is_err() || site.text.is_empty() {
+        let Ok(rule) = &*site.compiled else { continue };
+        if site.text.is_empty() {
             continue;
         }
-        let Some(parsed) = &site.parsed else { continue };
         let risky = Risky::for_target(site.target_api_version, site.target_kind);
-        let found = unguarded_reads_memo(ctx, site, parsed, &risky);
+        let found = unguarded_reads_memo(ctx, site, rule, &risky);
         let Some(first) = found.first() else { continue };
         let names: Vec<String> = found
             .iter()
@@ -184,6 +182,9 @@ fn guarded_rule(site: &RuleSite, found: &[Unguarded]) -> String {
     format!("{} && {}", guards.join(" && "), body.replace('\n', " "))
 }
 
+/// The slot of `self`, the one variable readiness rules declare.
+const SELF: usize = 0;
+
 /// What may be missing in the object a rule reads.
 enum Risky {
     /// `self.status.<field>` for these fields.
@@ -234,46 +235,47 @@ pub(crate) struct Unguarded {
 }
 
 /// [`analyse`] of a rule site, remembered by the linter: the result depends only on the rule
-/// and on what may be missing in the target. Sites of the same rule text share the tree of
-/// one parse (see [`crate::core::lint::compile_rule`]), which is the key. The rule's tree is
-/// the one its compile parsed (a rule that compiles is no deeper than the recursion limit, so
-/// the walk stays shallow).
+/// and on what may be missing in the target. Sites of the same rule text share one compile
+/// (see [`crate::core::lint::compile_rule`]), which is the key. The tree walked is the
+/// compiled one (a rule that compiles is no deeper than the recursion limit, so the walk
+/// stays shallow).
 fn unguarded_reads_memo(
     ctx: &Context,
     site: &RuleSite,
-    parsed: &Rc<ParsedRule>,
+    rule: &CompiledRule,
     risky: &Risky,
 ) -> Rc<Vec<Unguarded>> {
     if site.text.len() > MEMO_MAX_RULE_BYTES {
-        return Rc::new(analyse_parsed(site.text, parsed, risky).0);
+        return Rc::new(analyse(rule, risky).0);
     }
-    let key = (ByAddress(parsed.clone()), risky.key());
+    let key = (ByAddress(site.compiled.clone()), risky.key());
     ctx.linter
         .unguarded
-        .get_or_insert_with(&key, || Rc::new(analyse_parsed(site.text, parsed, risky).0))
+        .get_or_insert_with(&key, || Rc::new(analyse(rule, risky).0))
 }
 
-/// [`analyse_parsed`] of a rule parsed alone (no size limit): none if it does not parse.
+/// [`analyse`] of a readiness rule compiled alone, with no limit on its size: none if it
+/// does not compile.
 #[cfg(test)]
-fn analyse(rule: &str, risky: &Risky) -> (Vec<Unguarded>, usize) {
-    crate::core::cel::parse_alone(rule).map_or_else(
-        || (Vec::new(), 0),
-        |parsed| analyse_parsed(rule, &parsed, risky),
-    )
+fn analyse_text(rule: &str, risky: &Risky) -> (Vec<Unguarded>, usize) {
+    let limits = crate::core::cel::Limits {
+        max_code_points: usize::MAX,
+        ..Default::default()
+    };
+    crate::core::cel::compile_in(rule, &limits, crate::core::cel::Environment::Readiness)
+        .map_or_else(|_| (Vec::new(), 0), |compiled| analyse(&compiled, risky))
 }
 
 #[cfg(test)]
 fn unguarded_reads(rule: &str, risky: &Risky) -> Vec<Unguarded> {
-    analyse(rule, risky).0
+    analyse_text(rule, risky).0
 }
 
-/// The unguarded reads, and the work the walk did (paths added to and taken out of the
-/// known facts): linear in the rule.
-fn analyse_parsed(rule: &str, parsed: &ParsedRule, risky: &Risky) -> (Vec<Unguarded>, usize) {
-    let ParsedRule { expr, info } = parsed;
+/// The unguarded reads of a compiled readiness rule, and the work the walk did (paths added
+/// to and taken out of the known facts): linear in the rule.
+fn analyse(rule: &CompiledRule, risky: &Risky) -> (Vec<Unguarded>, usize) {
     let mut w = Walker {
-        rule,
-        info,
+        rule: rule.source(),
         risky,
         found: Vec::new(),
         facts: Facts::default(),
@@ -283,7 +285,7 @@ fn analyse_parsed(rule: &str, parsed: &ParsedRule, risky: &Risky) -> (Vec<Unguar
         terms: Vec::new(),
         path: Vec::new(),
     };
-    w.walk(expr);
+    w.walk(rule.tree());
     // One finding per path, at its first read.
     let mut seen = BTreeSet::new();
     w.found.sort_by_key(|u| u.span.start);
@@ -303,7 +305,6 @@ type Told = Range<usize>;
 /// allocates once per distinct path known, not per node.
 struct Walker<'a> {
     rule: &'a str,
-    info: &'a cel::common::ast::SourceInfo,
     risky: &'a Risky,
     found: Vec<Unguarded>,
     /// How many times each path is known.
@@ -315,33 +316,25 @@ struct Walker<'a> {
     /// The paths the terms of the chains under way tell.
     told: Vec<Told>,
     /// The terms of the chains under way.
-    terms: Vec<&'a Expression>,
+    terms: Vec<&'a Node>,
     /// The path of the read being looked at.
     path: Vec<&'a str>,
 }
 
 impl<'a> Walker<'a> {
-    /// Adds the paths `told[range]` to the facts (empty ranges are no paths).
-    fn add(&mut self, range: Range<usize>) {
+    /// Adds the paths `told[range]` to the facts (`add`), or takes them out.
+    fn tell(&mut self, range: Range<usize>, add: bool) {
         for i in range {
             if self.told[i].is_empty() {
                 continue;
             }
             self.work += 1;
             let path = &self.segments[self.told[i].clone()];
-            self.facts.add(path);
-        }
-    }
-
-    /// Takes the paths `told[range]` out of the facts.
-    fn remove(&mut self, range: Range<usize>) {
-        for i in range {
-            if self.told[i].is_empty() {
-                continue;
+            if add {
+                self.facts.add(path);
+            } else {
+                self.facts.remove(path);
             }
-            self.work += 1;
-            let path = &self.segments[self.told[i].clone()];
-            self.facts.remove(path);
         }
     }
 
@@ -359,122 +352,136 @@ impl<'a> Walker<'a> {
     }
 
     /// Walks `e` with the paths `told[range]` known.
-    fn walk_with(&mut self, e: &'a Expression, range: Range<usize>) {
-        self.add(range.clone());
+    fn walk_with(&mut self, e: &'a Node, range: Range<usize>) {
+        self.tell(range.clone(), true);
         self.walk(e);
-        self.remove(range);
+        self.tell(range, false);
     }
 
     /// The terms of a chain of `&&` (or `||`), in order, pushed on `terms`.
-    fn chain(&mut self, e: &'a Expression, op: &str) {
-        match &e.expr {
-            Expr::Call(c) if c.func_name == op && c.target.is_none() && c.args.len() == 2 => {
-                self.chain(&c.args[0], op);
-                self.chain(&c.args[1], op);
+    fn chain(&mut self, e: &'a Node, op: Func) {
+        match operator(e, op, 2) {
+            Some(args) => {
+                self.chain(&args[0], op);
+                self.chain(&args[1], op);
             }
-            _ => self.terms.push(e),
+            None => self.terms.push(e),
         }
     }
 
-    fn walk(&mut self, e: &'a Expression) {
-        match &e.expr {
-            Expr::Call(call) => {
-                let args = &call.args;
-                match (call.func_name.as_str(), call.target.as_deref(), args.len()) {
-                    (op @ ("_&&_" | "_||_"), None, 2) => {
-                        // CEL's && and || are commutative for errors: each term is guarded by
-                        // what all the others tell.
-                        let (segments, told, terms) =
-                            (self.segments.len(), self.told.len(), self.terms.len());
-                        self.chain(e, op);
-                        let n = self.terms.len() - terms;
-                        // What each term tells, followed by an empty range that ends it.
-                        for i in 0..n {
-                            let t = self.terms[terms + i];
-                            if op == "_&&_" {
-                                when_true(t, &mut self.segments, &mut self.told);
-                            } else {
-                                when_false(t, &mut self.segments, &mut self.told);
-                            }
-                            self.told.push(0..0);
-                        }
-                        let all = told..self.told.len();
-                        self.add(all.clone());
-                        let mut from = told;
-                        for i in 0..n {
-                            let mut to = from;
-                            while !self.told[to].is_empty() {
-                                to += 1;
-                            }
-                            let term = self.terms[terms + i];
-                            self.remove(from..to);
-                            self.walk(term);
-                            self.add(from..to);
-                            from = to + 1;
-                        }
-                        self.remove(all);
-                        self.pop(segments, told, terms);
+    fn walk(&mut self, e: &'a Node) {
+        match &e.kind {
+            Kind::Call {
+                func: op @ (Func::And | Func::Or),
+                target: None,
+                args,
+                ..
+            } if args.len() == 2 => {
+                let op = *op;
+                // CEL's && and || are commutative for errors: each term is guarded by what
+                // all the others tell.
+                let (segments, told, terms) =
+                    (self.segments.len(), self.told.len(), self.terms.len());
+                self.chain(e, op);
+                let n = self.terms.len() - terms;
+                // What each term tells, followed by an empty range that ends it.
+                for i in 0..n {
+                    let t = self.terms[terms + i];
+                    if op == Func::And {
+                        when_true(t, &mut self.segments, &mut self.told);
+                    } else {
+                        when_false(t, &mut self.segments, &mut self.told);
                     }
-                    ("_?_:_", None, 3) => {
-                        self.walk(&args[0]);
-                        let (segments, told) = (self.segments.len(), self.told.len());
-                        when_true(&args[0], &mut self.segments, &mut self.told);
-                        let t = told..self.told.len();
-                        self.walk_with(&args[1], t);
-                        let f_start = self.told.len();
-                        when_false(&args[0], &mut self.segments, &mut self.told);
-                        let f = f_start..self.told.len();
-                        self.walk_with(&args[2], f);
-                        self.segments.truncate(segments);
-                        self.told.truncate(told);
+                    self.told.push(0..0);
+                }
+                let all = told..self.told.len();
+                self.tell(all.clone(), true);
+                let mut from = told;
+                for i in 0..n {
+                    let mut to = from;
+                    while !self.told[to].is_empty() {
+                        to += 1;
                     }
-                    _ => {
-                        if self.read(e) {
-                            return;
-                        }
-                        if let Some(t) = &call.target {
-                            self.walk(t);
-                        }
-                        for a in args {
-                            self.walk(a);
-                        }
-                    }
+                    let term = self.terms[terms + i];
+                    self.tell(from..to, false);
+                    self.walk(term);
+                    self.tell(from..to, true);
+                    from = to + 1;
+                }
+                self.tell(all, false);
+                self.pop(segments, told, terms);
+            }
+            Kind::Call {
+                func: Func::Cond,
+                target: None,
+                args,
+                ..
+            } if args.len() == 3 => {
+                self.walk(&args[0]);
+                let (segments, told) = (self.segments.len(), self.told.len());
+                when_true(&args[0], &mut self.segments, &mut self.told);
+                let t = told..self.told.len();
+                self.walk_with(&args[1], t);
+                let f_start = self.told.len();
+                when_false(&args[0], &mut self.segments, &mut self.told);
+                let f = f_start..self.told.len();
+                self.walk_with(&args[2], f);
+                self.segments.truncate(segments);
+                self.told.truncate(told);
+            }
+            Kind::Call { target, args, .. } => {
+                if self.read(e) {
+                    return;
+                }
+                if let Some(t) = target {
+                    self.walk(t);
+                }
+                for a in args {
+                    self.walk(a);
                 }
             }
-            Expr::Select(sel) => {
-                if sel.test {
-                    // has(self.a.b): `self.a` is read, `b` only tested.
-                    self.walk(&sel.operand);
-                } else if !self.read(e) {
-                    self.walk(&sel.operand);
+            Kind::Select { operand, test, .. } => {
+                // has(self.a.b): `self.a` is read, `b` only tested.
+                if *test || !self.read(e) {
+                    self.walk(operand);
                 }
             }
-            Expr::Comprehension(c) => {
-                self.walk(&c.iter_range);
-                self.walk(&c.accu_init);
-                self.walk(&c.loop_cond);
-                self.walk(&c.loop_step);
-                self.walk(&c.result);
+            Kind::Path { .. } => {
+                self.read(e);
             }
-            Expr::List(l) => {
-                for el in &l.elements {
-                    self.walk(el);
+            Kind::InSet { arg, .. } => self.walk(arg),
+            Kind::Comprehension(c) => {
+                for part in [
+                    &c.range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ] {
+                    self.walk(part);
                 }
             }
-            Expr::Map(m) => {
-                for entry in &m.entries {
-                    if let cel::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
-                        self.walk(&me.key);
-                        self.walk(&me.value);
-                    }
+            Kind::List(items) => {
+                for item in items {
+                    self.walk(item);
                 }
             }
-            _ => {}
+            Kind::Map(entries) => {
+                for (k, v) in entries {
+                    self.walk(k);
+                    self.walk(v);
+                }
+            }
+            Kind::Lit(_)
+            | Kind::TypeIdent(..)
+            | Kind::Var(_)
+            | Kind::Unresolved(_)
+            | Kind::Struct(_) => {}
         }
     }
 
     /// If `e` is a `self` path, looks at the read of it and returns true.
-    fn read(&mut self, e: &'a Expression) -> bool {
+    fn read(&mut self, e: &'a Node) -> bool {
         let mut path = std::mem::take(&mut self.path);
         path.clear();
         let is_path = self_path(e, &mut path);
@@ -485,7 +492,7 @@ impl<'a> Walker<'a> {
         is_path
     }
 
-    fn read_path(&mut self, e: &Expression, path: &[&str]) {
+    fn read_path(&mut self, e: &Node, path: &[&str]) {
         let Some(len) = self.risky.risky_len(path) else {
             return;
         };
@@ -505,30 +512,34 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The source range of a `self.a.b` chain: from `self` to the end of its last field.
-    fn chain_span(&mut self, e: &Expression, depth: usize) -> Option<Range<usize>> {
-        let mut root = e;
-        loop {
-            root = match &root.expr {
-                Expr::Select(s) => &s.operand,
-                Expr::Call(c) if c.func_name == "_[_]" => &c.args[0],
-                _ => break,
-            };
-        }
-        // The parsers' offsets are bytes.
-        let (start, _) = self.info.offset_for(root.id)?;
-        let start = (start as usize).min(self.rule.len());
-        // Walk forward over `.field` / `['field']` segments.
+    /// The source range of a `self.a.b` chain: from `self` to the end of its `depth`-th
+    /// field (and from the parentheses around `self` closed on the way).
+    fn chain_span(&self, e: &Node, depth: usize) -> Option<Range<usize>> {
         let bytes = self.rule.as_bytes();
+        if e.span.start > e.span.end {
+            return None;
+        }
+        let ws = |i: usize| i < bytes.len() && bytes[i].is_ascii_whitespace();
+        // The node's span starts at `self`, or at parentheses around it.
+        let mut start = e.span.start;
+        while start < bytes.len() && (bytes[start] == b'(' || ws(start)) {
+            start += 1;
+        }
+        if !self.rule[start..].starts_with("self") {
+            return None;
+        }
+        // Walk forward over `.field` / `['field']` segments.
         let mut i = start + "self".len();
+        let mut closed = 0;
         for _ in 0..depth {
-            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            while ws(i) || bytes.get(i) == Some(&b')') {
+                closed += usize::from(bytes[i] == b')');
                 i += 1;
             }
             match bytes.get(i) {
                 Some(b'.') => {
                     i += 1;
-                    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                    while ws(i) {
                         i += 1;
                     }
                     while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_')
@@ -542,6 +553,11 @@ impl<'a> Walker<'a> {
                 }
                 _ => break,
             }
+        }
+        // Back over the parentheses closed.
+        while closed > 0 && start > e.span.start {
+            start -= 1;
+            closed -= usize::from(bytes[start] == b'(');
         }
         Some(start..i)
     }
@@ -608,103 +624,107 @@ impl<'a> Facts<'a> {
     }
 }
 
-/// `self.a.b` or `self['a'].b` as `["a", "b"]`, pushed on `out`; false (and `out` as it was)
-/// if `e` is no such path.
-fn self_path<'a>(e: &'a Expression, out: &mut Vec<&'a str>) -> bool {
-    if !is_self_path(e) {
-        return false;
-    }
-    let start = out.len();
-    let mut cur = e;
-    loop {
-        match &cur.expr {
-            Expr::Select(s) if !s.test => {
-                out.push(s.field.as_str());
-                cur = &s.operand;
-            }
-            Expr::Call(c) if c.func_name == "_[_]" && c.target.is_none() && c.args.len() == 2 => {
-                match &c.args[1].expr {
-                    Expr::Literal(LiteralValue::String(s)) => out.push(s.inner()),
-                    _ => {
-                        out.truncate(start);
-                        return false;
-                    }
-                }
-                cur = &c.args[0];
-            }
-            Expr::Ident(name) if name == "self" => {
-                out[start..].reverse();
-                return true;
-            }
-            _ => {
-                out.truncate(start);
-                return false;
-            }
-        }
+/// The arguments of `e` if it is a call of the operator `op` with `n` arguments.
+fn operator(e: &Node, op: Func, n: usize) -> Option<&[Node]> {
+    match &e.kind {
+        Kind::Call {
+            func,
+            target: None,
+            args,
+            ..
+        } if *func == op && args.len() == n => Some(args),
+        _ => None,
     }
 }
 
-/// Whether [`self_path`] has a path for `e` (found without allocating).
-fn is_self_path(e: &Expression) -> bool {
+/// The string of a string literal.
+fn string_literal(e: &Node) -> Option<&str> {
+    match &e.kind {
+        Kind::Lit(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// `self.a.b` or `self['a'].b` as `["a", "b"]`, pushed on `out`; false (and `out` as it was)
+/// if `e` is no such path.
+fn self_path<'a>(e: &'a Node, out: &mut Vec<&'a str>) -> bool {
+    let start = out.len();
     let mut cur = e;
     loop {
-        match &cur.expr {
-            Expr::Select(s) if !s.test => cur = &s.operand,
-            Expr::Call(c) if c.func_name == "_[_]" && c.target.is_none() && c.args.len() == 2 => {
-                if !matches!(&c.args[1].expr, Expr::Literal(LiteralValue::String(_))) {
-                    return false;
-                }
-                cur = &c.args[0];
+        match &cur.kind {
+            Kind::Select {
+                operand,
+                field,
+                test: false,
+            } => {
+                out.push(field);
+                cur = operand;
             }
-            Expr::Ident(name) => return name == "self",
-            _ => return false,
+            Kind::Call {
+                func: Func::Index,
+                target: None,
+                args,
+                ..
+            } if args.len() == 2 => match string_literal(&args[1]) {
+                Some(key) => {
+                    out.push(key);
+                    cur = &args[0];
+                }
+                None => break,
+            },
+            Kind::Path { slot, fields, .. } if *slot == SELF => {
+                out.extend(fields.iter().rev().map(|f| &**f));
+                out[start..].reverse();
+                return true;
+            }
+            Kind::Var(slot) if *slot == SELF => {
+                out[start..].reverse();
+                return true;
+            }
+            _ => break,
         }
     }
+    out.truncate(start);
+    false
 }
 
 /// Paths known present when `e` evaluates to true, added to `told` (their segments to
 /// `segments`).
-fn when_true<'a>(e: &'a Expression, segments: &mut Vec<&'a str>, told: &mut Vec<Told>) {
-    match &e.expr {
-        Expr::Select(s) if s.test => {
-            let start = segments.len();
-            if self_path(&s.operand, segments) {
-                segments.push(s.field.as_str());
-                add_prefixes(told, start, segments.len());
-            }
+fn when_true<'a>(e: &'a Node, segments: &mut Vec<&'a str>, told: &mut Vec<Told>) {
+    if let Kind::Select {
+        operand,
+        field,
+        test: true,
+    } = &e.kind
+    {
+        let start = segments.len();
+        if self_path(operand, segments) {
+            segments.push(field);
+            add_prefixes(told, start, segments.len());
         }
-        Expr::Call(c) => match (c.func_name.as_str(), c.args.len()) {
-            ("_&&_", 2) => {
-                when_true(&c.args[0], segments, told);
-                when_true(&c.args[1], segments, told);
-            }
-            ("!_", 1) => when_false(&c.args[0], segments, told),
-            ("@in", 2) => {
-                if let Expr::Literal(LiteralValue::String(k)) = &c.args[0].expr {
-                    let start = segments.len();
-                    if self_path(&c.args[1], segments) {
-                        segments.push(k.inner());
-                        add_prefixes(told, start, segments.len());
-                    }
-                }
-            }
-            _ => {}
-        },
-        _ => {}
+    } else if let Some(args) = operator(e, Func::And, 2) {
+        when_true(&args[0], segments, told);
+        when_true(&args[1], segments, told);
+    } else if let Some(args) = operator(e, Func::Not, 1) {
+        when_false(&args[0], segments, told);
+    } else if let Some(args) = operator(e, Func::In, 2)
+        && let Some(key) = string_literal(&args[0])
+    {
+        let start = segments.len();
+        if self_path(&args[1], segments) {
+            segments.push(key);
+            add_prefixes(told, start, segments.len());
+        }
     }
 }
 
 /// Paths known present when `e` evaluates to false, added to `told`.
-fn when_false<'a>(e: &'a Expression, segments: &mut Vec<&'a str>, told: &mut Vec<Told>) {
-    if let Expr::Call(c) = &e.expr {
-        match (c.func_name.as_str(), c.args.len()) {
-            ("_||_", 2) => {
-                when_false(&c.args[0], segments, told);
-                when_false(&c.args[1], segments, told);
-            }
-            ("!_", 1) => when_true(&c.args[0], segments, told),
-            _ => {}
-        }
+fn when_false<'a>(e: &'a Node, segments: &mut Vec<&'a str>, told: &mut Vec<Told>) {
+    if let Some(args) = operator(e, Func::Or, 2) {
+        when_false(&args[0], segments, told);
+        when_false(&args[1], segments, told);
+    } else if let Some(args) = operator(e, Func::Not, 1) {
+        when_true(&args[0], segments, told);
     }
 }
 

@@ -188,8 +188,8 @@ fn the_analysis_is_linear_in_the_rule() {
             + " && self.status.readyReplicas > 0"
     };
     let risky = Risky::for_target("apps/v1", "Deployment");
-    let (small, small_work) = analyse(&rule(100), &risky);
-    let (large, large_work) = analyse(&rule(2000), &risky);
+    let (small, small_work) = analyse_text(&rule(100), &risky);
+    let (large, large_work) = analyse_text(&rule(2000), &risky);
     let paths = |found: &[Unguarded]| found.iter().map(|u| u.path.join(".")).collect::<Vec<_>>();
     assert_eq!(paths(&small), ["status.readyReplicas"]);
     assert_eq!(paths(&large), ["status.readyReplicas"]);
@@ -197,5 +197,45 @@ fn the_analysis_is_linear_in_the_rule() {
     assert!(
         large_work <= small_work * 20 * 2,
         "{small_work} for 100 terms, {large_work} for 2,000"
+    );
+}
+
+#[test]
+fn a_variable_named_self_is_not_the_object() {
+    // The comprehension's `self` shadows the object's: its fields are the list's elements'.
+    assert!(
+        reads(
+            "[{'status': {'readyReplicas': 1}}].all(self, self.status.readyReplicas > 0)",
+            "Deployment"
+        )
+        .is_empty()
+    );
+    // Outside the comprehension, `self` is the object again.
+    assert_eq!(
+        reads(
+            "[1].all(self, self > 0) && self.status.readyReplicas > 0",
+            "Deployment"
+        ),
+        ["status.readyReplicas@self.status.readyReplicas"]
+    );
+}
+
+#[test]
+fn reads_through_parentheses_and_mixed_syntax_are_found() {
+    assert_eq!(
+        reads("(self).status.readyReplicas > 0", "Deployment"),
+        ["status.readyReplicas@(self).status.readyReplicas"]
+    );
+    assert_eq!(
+        reads("(self.status.readyReplicas) > 0", "Deployment"),
+        ["status.readyReplicas@self.status.readyReplicas"]
+    );
+    assert_eq!(
+        reads("self['status'].readyReplicas > 0", "Deployment"),
+        ["status.readyReplicas@self['status'].readyReplicas"]
+    );
+    assert_eq!(
+        reads("self.status['readyReplicas'] in [1, 2]", "Deployment"),
+        ["status.readyReplicas@self.status['readyReplicas']"]
     );
 }
