@@ -105,18 +105,17 @@ fn compile_here(
     options: Options,
 ) -> Option<Output> {
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
-    let (expr, info) = parse::parse(rule, options.macros, max_depth.min(HERE_MAX_NESTING)).ok()?;
-    let depth = ast::parsed_depth(&expr);
+    let tree = parse::parse(rule, options.macros, max_depth.min(HERE_MAX_NESTING)).ok()?;
+    let depth = tree.depth();
     if depth > HERE_MAX_DEPTH {
         return None;
     }
     let compile = || {
         let parsed = Parsed {
-            expr,
-            info,
+            tree,
             depth: Some(depth),
         };
-        compile_parsed(rule.to_string(), parsed, limits, decls, options)
+        compile_parsed(rule, parsed, limits, decls, options)
     };
     Some(catch_unwind(AssertUnwindSafe(compile)).unwrap_or_else(|_| internal_error()))
 }
@@ -227,29 +226,25 @@ fn compile_inner(
     options: Options,
 ) -> Output {
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
-    match parse_rule(&source, options.macros, max_depth) {
-        Ok((expr, info)) => {
-            let parsed = Parsed {
-                expr,
-                info,
-                depth: None,
-            };
-            compile_parsed(source, parsed, limits, decls, options)
+    let crate_parse;
+    let tree = match parse::parse(&source, options.macros, max_depth) {
+        Ok(tree) => tree,
+        Err(_) => {
+            crate_parse = crate_parse_rule(&source, options.macros, max_depth)?;
+            parse::tree::from_crate::tree(&source, &crate_parse.0, &crate_parse.1)
         }
-        Err(errors) => Err(errors),
-    }
+    };
+    let parsed = Parsed { tree, depth: None };
+    compile_parsed(&source, parsed, limits, decls, options)
 }
 
-/// Parses with our parser; a rule it rejects is parsed again by the `cel` crate's parser, whose
-/// errors are cel-go's (and which has the last word should the two ever disagree).
-fn parse_rule(
+/// Parses a rule our parser rejects with the `cel` crate's parser, whose errors are cel-go's
+/// (and which has the last word should the two ever disagree).
+fn crate_parse_rule(
     source: &str,
     macros: bool,
     max_depth: u16,
 ) -> Result<(::cel::common::ast::IdedExpr, ::cel::common::ast::SourceInfo), Vec<CompileError>> {
-    if let Ok(parsed) = parse::parse(source, macros, max_depth) {
-        return Ok(parsed);
-    }
     if source.len() > CRATE_PARSER_MAX_BYTES {
         return Err(vec![long_rule_syntax_error(source, macros, max_depth)]);
     }
@@ -330,23 +325,22 @@ fn long_rule_syntax_error(source: &str, macros: bool, max_depth: u16) -> Compile
 }
 
 /// A parser's tree, with its depth if already known.
-struct Parsed {
-    expr: ::cel::common::ast::IdedExpr,
-    info: ::cel::common::ast::SourceInfo,
+struct Parsed<'s> {
+    tree: parse::Tree<'s>,
     depth: Option<usize>,
 }
 
 /// Converts, checks and plans a parsed rule; the parser's tree is dropped once converted.
 fn compile_parsed(
-    source: String,
+    source: &str,
     parsed: Parsed,
     limits: &Limits,
     decls: &Declarations,
     options: Options,
 ) -> Output {
-    let Parsed { expr, info, depth } = parsed;
+    let Parsed { tree, depth } = parsed;
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
-    if depth.unwrap_or_else(|| ast::parsed_depth(&expr)) > max_depth as usize {
+    if depth.unwrap_or_else(|| tree.depth()) > max_depth as usize {
         let error = vec![CompileError {
             kind: CompileErrorKind::Syntax,
             message: "max recursion depth exceeded".into(),
@@ -354,8 +348,8 @@ fn compile_parsed(
         }];
         return Err(error);
     }
-    let mut conv = ast::Converter::new(&source, &info, &decls.variables, decls.strings_ext);
-    let mut root = conv.convert(&expr);
+    let mut conv = ast::Converter::new(&tree, &decls.variables, decls.strings_ext);
+    let mut root = conv.convert_root();
     let slot_count = conv.slot_count;
     if !conv.errors.is_empty() {
         return Err(conv.errors);
@@ -386,7 +380,7 @@ fn compile_parsed(
         super::project::Reads::All
     };
     let compiled = CompiledRule {
-        source,
+        source: source.to_string(),
         root,
         slot_count,
         reads,

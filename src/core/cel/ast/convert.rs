@@ -1,76 +1,21 @@
-//! The conversion of the `cel` crate's parsed AST: scopes and slots, literals, calls
-//! resolved to [`Func`], map literals, macros, and each node's byte span.
+//! The conversion of the parser's tree: scopes and slots, literals, calls resolved to
+//! [`Func`], map literals, macros, and each node's byte span.
 
 use std::ops::Range;
 use std::sync::Arc;
 
-use ::cel::IdedExpr;
-use ::cel::common::ast::{EntryExpr, Expr, LiteralValue, SourceInfo};
-
 use super::*;
 use crate::core::cel::decls;
+use crate::core::cel::parse::tree::{Id, PKind, Tree};
 use crate::core::cel::value::Value;
 use crate::core::cel::{CompileError, CompileErrorKind};
-
-/// Depth of the parsed tree, computed without recursion.
-pub fn parsed_depth(root: &IdedExpr) -> usize {
-    let mut max = 0;
-    let mut stack = vec![(root, 1usize)];
-    while let Some((e, d)) = stack.pop() {
-        max = max.max(d);
-        let d = d + 1;
-        match &e.expr {
-            Expr::Call(c) => {
-                stack.extend(c.target.iter().map(|t| (&**t, d)));
-                stack.extend(c.args.iter().map(|a| (a, d)));
-            }
-            Expr::Select(s) => stack.push((&s.operand, d)),
-            Expr::List(l) => stack.extend(l.elements.iter().map(|a| (a, d))),
-            Expr::Map(m) => {
-                for en in &m.entries {
-                    match &en.expr {
-                        EntryExpr::MapEntry(me) => {
-                            stack.push((&me.key, d));
-                            stack.push((&me.value, d));
-                        }
-                        EntryExpr::StructField(f) => stack.push((&f.value, d)),
-                    }
-                }
-            }
-            Expr::Struct(s) => {
-                for en in &s.entries {
-                    match &en.expr {
-                        EntryExpr::MapEntry(me) => {
-                            stack.push((&me.key, d));
-                            stack.push((&me.value, d));
-                        }
-                        EntryExpr::StructField(f) => stack.push((&f.value, d)),
-                    }
-                }
-            }
-            Expr::Comprehension(c) => {
-                for x in [
-                    &c.iter_range,
-                    &c.accu_init,
-                    &c.loop_cond,
-                    &c.loop_step,
-                    &c.result,
-                ] {
-                    stack.push((x, d));
-                }
-            }
-            _ => {}
-        }
-    }
-    max
-}
 
 /// Converts a parsed expression. `declared` are the declared variables (slot = index).
 pub struct Converter<'s> {
     source: &'s str,
-    info: &'s SourceInfo,
+    tree: &'s Tree<'s>,
     declared: &'s [(String, CelType)],
-    scopes: Vec<(String, usize)>,
+    scopes: Vec<(&'s str, usize)>,
     pub slot_count: usize,
     strings_ext: bool,
     /// Errors cel-go's parser reports that the `cel` crate's does not.
@@ -78,16 +23,11 @@ pub struct Converter<'s> {
 }
 
 impl<'s> Converter<'s> {
-    pub fn new(
-        source: &'s str,
-        info: &'s SourceInfo,
-        declared: &'s [(String, CelType)],
-        strings_ext: bool,
-    ) -> Self {
+    pub fn new(tree: &'s Tree<'s>, declared: &'s [(String, CelType)], strings_ext: bool) -> Self {
         let slot_count = declared.len();
         Converter {
-            source,
-            info,
+            source: tree.source,
+            tree,
             declared,
             scopes: Vec::new(),
             slot_count,
@@ -96,9 +36,9 @@ impl<'s> Converter<'s> {
         }
     }
 
-    fn own_span(&self, id: u64) -> Option<Range<usize>> {
-        self.info.offset_for(id).and_then(|(s, e)| {
-            let (s, e) = (s as usize, e as usize + 1);
+    fn own_span(&self, id: Id) -> Option<Range<usize>> {
+        self.tree.node(id).at.and_then(|(s, e)| {
+            let (s, e) = (s as usize, e as usize);
             if s <= e
                 && e <= self.source.len()
                 && self.source.is_char_boundary(s)
@@ -130,7 +70,7 @@ impl<'s> Converter<'s> {
     }
 
     fn resolve_name(&self, name: &str) -> Option<usize> {
-        if let Some((_, slot)) = self.scopes.iter().rev().find(|(n, _)| n == name) {
+        if let Some((_, slot)) = self.scopes.iter().rev().find(|(n, _)| *n == name) {
             return Some(*slot);
         }
         self.declared.iter().position(|(d, _)| d == name)
@@ -139,12 +79,16 @@ impl<'s> Converter<'s> {
     /// Whether a selection `a.b...` could spell a dotted declared name or a dotted type name
     /// (`google.protobuf.Timestamp`): only if its root is the first segment of one. Found
     /// without allocating, so that the names are built only then.
-    fn may_name_a_dotted_declaration(&self, e: &IdedExpr) -> bool {
+    fn may_name_a_dotted_declaration(&self, e: Id) -> bool {
         let mut cur = e;
         let root = loop {
-            match &cur.expr {
-                Expr::Ident(n) => break n.as_str(),
-                Expr::Select(s) if !s.test => cur = &s.operand,
+            match self.tree.kind(cur) {
+                PKind::Ident(n) => break self.tree.name(n),
+                PKind::Select {
+                    operand,
+                    test: false,
+                    ..
+                } => cur = *operand,
                 _ => return false,
             }
         };
@@ -155,27 +99,37 @@ impl<'s> Converter<'s> {
             })
     }
 
-    fn qualified(e: &IdedExpr) -> Option<Vec<&str>> {
+    fn qualified(&self, e: Id) -> Option<Vec<&'s str>> {
+        let tree = self.tree;
         let mut segs = Vec::new();
         let mut cur = e;
         loop {
-            match &cur.expr {
-                Expr::Ident(n) => {
-                    segs.push(n.as_str());
+            match tree.kind(cur) {
+                PKind::Ident(n) => {
+                    segs.push(tree.name(n));
                     segs.reverse();
                     return Some(segs);
                 }
-                Expr::Select(s) if !s.test => {
-                    segs.push(s.field.as_str());
-                    cur = &s.operand;
+                PKind::Select {
+                    operand,
+                    field,
+                    test: false,
+                } => {
+                    segs.push(tree.name(field));
+                    cur = *operand;
                 }
                 _ => return None,
             }
         }
     }
 
-    pub fn convert(&mut self, e: &IdedExpr) -> Node {
-        let own = self.own_span(e.id);
+    /// Converts the tree from its root.
+    pub fn convert_root(&mut self) -> Node {
+        self.convert(self.tree.root)
+    }
+
+    fn convert(&mut self, e: Id) -> Node {
+        let own = self.own_span(e);
         let mut node = self.convert_kind(e, own.clone());
         if let Some(own) = own {
             node.span = union(&node.span, &own);
@@ -224,31 +178,28 @@ impl<'s> Converter<'s> {
         }
     }
 
-    fn convert_kind(&mut self, e: &IdedExpr, own: Option<Range<usize>>) -> Node {
-        match &e.expr {
-            Expr::Unspecified => self.leaf(own, Kind::Unresolved(String::new())),
-            Expr::Literal(l) => {
-                let v = match l {
-                    LiteralValue::Boolean(b) => Value::Bool(*b.inner()),
-                    LiteralValue::Int(i) => Value::Int(*i.inner()),
-                    LiteralValue::UInt(u) => Value::Uint(*u.inner()),
-                    LiteralValue::Double(d) => Value::Double(*d.inner()),
-                    LiteralValue::Null => Value::Null,
-                    LiteralValue::String(s) => Value::string(s.inner()),
-                    LiteralValue::Bytes(b) => Value::Bytes(Arc::from(b.inner())),
-                };
-                self.leaf(own, Kind::Lit(v))
+    fn convert_kind(&mut self, e: Id, own: Option<Range<usize>>) -> Node {
+        let tree = self.tree;
+        match tree.kind(e) {
+            PKind::Unspecified | PKind::MapEntry { .. } | PKind::Field { .. } => {
+                self.leaf(own, Kind::Unresolved(String::new()))
             }
-            Expr::Ident(name) => {
-                let kind = self.ident_kind(name);
+            PKind::Lit(v) => self.leaf(own, Kind::Lit(v.clone())),
+            PKind::Ident(name) => {
+                let kind = self.ident_kind(tree.name(name));
                 self.leaf(own, kind)
             }
-            Expr::Select(s) => {
-                if !s.test && self.may_name_a_dotted_declaration(e) {
+            &PKind::Select {
+                operand,
+                ref field,
+                test,
+            } => {
+                let field = tree.name(field);
+                if !test && self.may_name_a_dotted_declaration(e) {
                     // A declared variable with a dotted name wins over field selection.
-                    if let Some(segs) = Self::qualified(e) {
+                    if let Some(segs) = self.qualified(e) {
                         let full = segs.join(".");
-                        if !self.scopes.iter().any(|(n, _)| n == segs[0]) {
+                        if !self.scopes.iter().any(|(n, _)| *n == segs[0]) {
                             if let Some(slot) = self.declared.iter().position(|(d, _)| *d == full) {
                                 let span = self.select_span(e);
                                 return Node {
@@ -268,7 +219,7 @@ impl<'s> Converter<'s> {
                         }
                     }
                 }
-                let operand = self.convert(&s.operand);
+                let operand = self.convert(operand);
                 let mut span = operand.span.clone();
                 if let Some(o) = &own {
                     span = union(&span, o);
@@ -284,11 +235,11 @@ impl<'s> Converter<'s> {
                 };
                 if let Some(i) = dot {
                     let j = self.skip_ws(i + 1);
-                    if self.source[j..].starts_with(s.field.as_str()) {
-                        end = end.max(j + s.field.len());
+                    if self.source[j..].starts_with(field) {
+                        end = end.max(j + field.len());
                     }
                 }
-                if s.test {
+                if test {
                     end = self.close(end, b')');
                     let before = self.source[..span.start.min(self.source.len())].trim_end();
                     let before = before.strip_suffix('(').unwrap_or(before).trim_end();
@@ -302,27 +253,33 @@ impl<'s> Converter<'s> {
                     scalar: false,
                     kind: Kind::Select {
                         operand: Box::new(operand),
-                        field: Arc::from(s.field.as_str()),
-                        test: s.test,
+                        field: Arc::from(field),
+                        test,
                     },
                 }
             }
-            Expr::Call(c) => {
+            &PKind::Call {
+                ref func,
+                target,
+                args,
+            } => {
+                let func_name = tree.name(func);
                 // `strings.quote(x)`: a namespaced function, not a method of `strings`.
-                let qualified = match &c.target {
-                    Some(t) if self.strings_ext => Self::qualified(t)
-                        .map(|segs| format!("{}.{}", segs.join("."), c.func_name))
+                let qualified = match target {
+                    Some(t) if self.strings_ext => self
+                        .qualified(t)
+                        .map(|segs| format!("{}.{}", segs.join("."), func_name))
                         .filter(|q| decls::STRING_FUNCTIONS.contains_key(q.as_str())),
                     _ => None,
                 };
                 let (target, func_name) = match qualified {
                     Some(q) => (None, std::borrow::Cow::Owned(q)),
                     None => (
-                        c.target.as_ref().map(|t| Box::new(self.convert(t))),
-                        std::borrow::Cow::Borrowed(c.func_name.as_str()),
+                        target.map(|t| Box::new(self.convert(t))),
+                        std::borrow::Cow::Borrowed(func_name),
                     ),
                 };
-                let args: Vec<Node> = c.args.iter().map(|a| self.convert(a)).collect();
+                let args: Vec<Node> = tree.list(args).iter().map(|a| self.convert(*a)).collect();
                 let mut span = own.clone().unwrap_or(NO_SPAN);
                 if let Some(t) = &target {
                     span = union(&span, &t.span);
@@ -380,8 +337,8 @@ impl<'s> Converter<'s> {
                     },
                 }
             }
-            Expr::List(l) => {
-                let elems: Vec<Node> = l.elements.iter().map(|a| self.convert(a)).collect();
+            &PKind::List(items) => {
+                let elems: Vec<Node> = tree.list(items).iter().map(|a| self.convert(*a)).collect();
                 let mut span = own.clone().unwrap_or(NO_SPAN);
                 for a in &elems {
                     span = union(&span, &a.span);
@@ -393,13 +350,13 @@ impl<'s> Converter<'s> {
                     scalar: false,
                 }
             }
-            Expr::Map(m) => {
+            &PKind::Map(list) => {
                 let mut entries = Vec::new();
                 let mut span = own.clone().unwrap_or(NO_SPAN);
-                for en in &m.entries {
-                    if let EntryExpr::MapEntry(me) = &en.expr {
-                        let k = self.convert(&me.key);
-                        let v = self.convert(&me.value);
+                for en in tree.list(list) {
+                    if let &PKind::MapEntry { key, value } = tree.kind(*en) {
+                        let k = self.convert(key);
+                        let v = self.convert(value);
                         span = union(&span, &k.span);
                         span = union(&span, &v.span);
                         entries.push((k, v));
@@ -412,9 +369,11 @@ impl<'s> Converter<'s> {
                     scalar: false,
                 }
             }
-            Expr::Struct(s) => self.leaf(own, Kind::Struct(s.type_name.clone())),
-            Expr::Comprehension(c) => {
-                if c.iter_var == "__result__" || c.iter_var2.as_deref() == Some("__result__") {
+            PKind::Struct { type_name, .. } => self.leaf(own, Kind::Struct(type_name.to_string())),
+            PKind::Comprehension(c) => {
+                let iter_var = tree.name(&c.iter_var);
+                let iter_var2 = c.iter_var2.as_ref().map(|n| tree.name(n));
+                if iter_var == "__result__" || iter_var2 == Some("__result__") {
                     // cel-go's macros refuse the traditional accumulator name.
                     let at = own.as_ref().map(|o| o.start).unwrap_or(0);
                     let pos = self.source[at.min(self.source.len())..]
@@ -426,19 +385,19 @@ impl<'s> Converter<'s> {
                         kind: CompileErrorKind::Syntax,
                     });
                 }
-                let range = self.convert(&c.iter_range);
-                let accu_init = self.convert(&c.accu_init);
-                let accu_var = self.new_slot(&c.accu_var);
-                let iter_var = self.new_slot(&c.iter_var);
-                let iter_var2 = c.iter_var2.as_ref().map(|n| self.new_slot(n));
-                let loop_cond = self.convert(&c.loop_cond);
-                let loop_step = self.convert(&c.loop_step);
+                let range = self.convert(c.iter_range);
+                let accu_init = self.convert(c.accu_init);
+                let accu_var = self.new_slot(tree.name(&c.accu_var));
+                let iter_var = self.new_slot(iter_var);
+                let iter_var2 = iter_var2.map(|n| self.new_slot(n));
+                let loop_cond = self.convert(c.loop_cond);
+                let loop_step = self.convert(c.loop_step);
                 // the result sees the accumulator but not the iteration variables
                 self.scopes.pop();
                 if iter_var2.is_some() {
                     self.scopes.pop();
                 }
-                let result = self.convert(&c.result);
+                let result = self.convert(c.result);
                 self.scopes.pop();
                 let mut span = own.clone().unwrap_or(NO_SPAN);
                 for n in [&range, &loop_step, &result] {
@@ -463,21 +422,21 @@ impl<'s> Converter<'s> {
         }
     }
 
-    fn select_span(&self, e: &IdedExpr) -> Range<usize> {
+    fn select_span(&self, e: Id) -> Range<usize> {
         // union of all offsets in the select chain, extended over the last field
         let mut span = NO_SPAN;
         let mut cur = e;
         let mut last_field: Option<&str> = None;
         loop {
-            if let Some(o) = self.own_span(cur.id) {
+            if let Some(o) = self.own_span(cur) {
                 span = union(&span, &o);
             }
-            match &cur.expr {
-                Expr::Select(s) => {
+            match self.tree.kind(cur) {
+                PKind::Select { operand, field, .. } => {
                     if last_field.is_none() {
-                        last_field = Some(&s.field);
+                        last_field = Some(self.tree.name(field));
                     }
-                    cur = &s.operand;
+                    cur = *operand;
                 }
                 _ => break,
             }
@@ -491,10 +450,10 @@ impl<'s> Converter<'s> {
         span
     }
 
-    fn new_slot(&mut self, name: &str) -> usize {
+    fn new_slot(&mut self, name: &'s str) -> usize {
         let slot = self.slot_count;
         self.slot_count += 1;
-        self.scopes.push((name.to_string(), slot));
+        self.scopes.push((name, slot));
         slot
     }
 

@@ -4,7 +4,7 @@
 
 mod convert;
 
-pub use convert::{Converter, parsed_depth};
+pub use convert::Converter;
 
 use std::borrow::Cow;
 use std::ops::Range;

@@ -1,37 +1,40 @@
 //! The standard macros, expanded as the `cel` crate expands them: the same comprehensions,
 //! the same ids in the same order, each placed where the call is.
 
-use ::cel::common::ast::{CallExpr, ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue};
-
-use super::parser::{Ids, Rejected};
+use super::parser::Rejected;
+use super::tree::{Comprehension, Id, Name, PKind, Tree};
+use crate::core::cel::value::Value;
 
 const RESULT: &str = "@result";
 
-/// A call no macro takes: its target and arguments, given back.
-pub(super) type NotAMacro = (Option<IdedExpr>, Vec<IdedExpr>);
-
 /// The expansion of a call, if a standard macro matches it (by name, receiver style and
-/// arity); the call is given back otherwise. A macro that matches but cannot expand (a
-/// bad argument) rejects the expression.
+/// arity); None otherwise. A macro that matches but cannot expand (a bad argument) rejects
+/// the expression. The nodes of the arguments are reused; those the expansion leaves out
+/// stay in the tree, unreachable.
 pub(super) fn expand(
-    ids: &mut Ids,
-    call_id: u64,
+    tree: &mut Tree,
+    call_id: Id,
     function: &str,
-    target: Option<IdedExpr>,
-    mut args: Vec<IdedExpr>,
-) -> Result<Result<IdedExpr, NotAMacro>, Rejected> {
-    let mut at = At { ids, call_id };
+    target: Option<Id>,
+    args: &[Id],
+) -> Result<Option<Id>, Rejected> {
+    let mut at = At { tree, call_id };
     let Some(target) = target else {
         if function == "has" && args.len() == 1 {
-            return match args.pop().map(|a| a.expr) {
-                Some(Expr::Select(mut select)) => {
-                    select.test = true;
-                    Ok(Ok(at.expr(Expr::Select(select))))
+            let arg = at.tree.node_mut(args[0]);
+            return match std::mem::replace(&mut arg.kind, PKind::Unspecified) {
+                PKind::Select { operand, field, .. } => Ok(Some(at.expr(PKind::Select {
+                    operand,
+                    field,
+                    test: true,
+                }))),
+                other => {
+                    arg.kind = other;
+                    Err(Rejected)
                 }
-                _ => Err(Rejected),
             };
         }
-        return Ok(Err((None, args)));
+        return Ok(None);
     };
     let expanded = match (function, args.len()) {
         ("exists", 2) => quantifier(&mut at, target, args, false),
@@ -39,151 +42,138 @@ pub(super) fn expand(
         ("exists_one" | "existsOne", 2) => exists_one(&mut at, target, args),
         ("map", 2 | 3) => map(&mut at, target, args),
         ("filter", 2) => filter(&mut at, target, args),
-        _ => return Ok(Err((Some(target), args))),
+        _ => return Ok(None),
     };
-    expanded.map(Ok)
+    expanded.map(Some)
 }
 
 /// Makes the expansion's nodes: each with an id of its own, at the call's offsets.
-struct At<'a> {
-    ids: &'a mut Ids,
-    call_id: u64,
+struct At<'a, 's> {
+    tree: &'a mut Tree<'s>,
+    call_id: Id,
 }
 
-impl At<'_> {
-    fn expr(&mut self, expr: Expr) -> IdedExpr {
-        IdedExpr {
-            id: self.ids.copy_of(self.call_id),
-            expr,
-        }
+impl At<'_, '_> {
+    fn expr(&mut self, kind: PKind) -> Id {
+        self.tree.copy_of(self.call_id, kind)
     }
 
-    fn ident(&mut self, name: &str) -> IdedExpr {
-        self.expr(Expr::Ident(name.to_string()))
+    fn accu(&mut self) -> Id {
+        self.expr(PKind::Ident(Name::Static(RESULT)))
     }
 
-    fn bool(&mut self, b: bool) -> IdedExpr {
-        self.expr(Expr::Literal(LiteralValue::Boolean(b.into())))
+    fn bool(&mut self, b: bool) -> Id {
+        self.expr(PKind::Lit(Value::Bool(b)))
     }
 
-    fn int(&mut self, i: i64) -> IdedExpr {
-        self.expr(Expr::Literal(LiteralValue::Int(i.into())))
+    fn int(&mut self, i: i64) -> Id {
+        self.expr(PKind::Lit(Value::Int(i)))
     }
 
-    fn call(&mut self, function: &str, args: Vec<IdedExpr>) -> IdedExpr {
-        self.expr(Expr::Call(CallExpr {
-            func_name: function.to_string(),
+    fn call(&mut self, function: &'static str, args: &[Id]) -> Id {
+        let args = self.tree.make_list(args);
+        self.expr(PKind::Call {
+            func: Name::Static(function),
             target: None,
             args,
-        }))
+        })
     }
 
-    fn list(&mut self, elements: Vec<IdedExpr>) -> IdedExpr {
-        self.expr(Expr::List(ListExpr::new(elements)))
+    fn list(&mut self, elements: &[Id]) -> Id {
+        let items = self.tree.make_list(elements);
+        self.expr(PKind::List(items))
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn comprehension(
         &mut self,
-        iter_range: IdedExpr,
-        iter_var: String,
-        accu_init: IdedExpr,
-        loop_cond: IdedExpr,
-        loop_step: IdedExpr,
-        result: IdedExpr,
-    ) -> IdedExpr {
-        self.expr(Expr::Comprehension(Box::new(ComprehensionExpr {
+        iter_range: Id,
+        iter_var: Name,
+        [accu_init, loop_cond, loop_step, result]: [Id; 4],
+    ) -> Id {
+        self.expr(PKind::Comprehension(Box::new(Comprehension {
             iter_range,
             iter_var,
             iter_var2: None,
-            accu_var: RESULT.to_string(),
+            accu_var: Name::Static(RESULT),
             accu_init,
             loop_cond,
             loop_step,
             result,
         })))
     }
-}
 
-fn simple_name(e: IdedExpr) -> Result<String, Rejected> {
-    match e.expr {
-        Expr::Ident(name) => Ok(name),
-        _ => Err(Rejected),
+    /// The name of a simple identifier.
+    fn simple_name(&self, id: Id) -> Result<Name, Rejected> {
+        match self.tree.kind(id) {
+            PKind::Ident(name) => Ok(name.clone()),
+            _ => Err(Rejected),
+        }
     }
 }
 
 /// `all` (`&&` of the predicates, from true) and `exists` (`||`, from false).
-fn quantifier(
-    at: &mut At,
-    target: IdedExpr,
-    mut args: Vec<IdedExpr>,
-    all: bool,
-) -> Result<IdedExpr, Rejected> {
-    let predicate = args.remove(1);
-    let var = simple_name(args.remove(0))?;
+fn quantifier(at: &mut At, target: Id, args: &[Id], all: bool) -> Result<Id, Rejected> {
+    let predicate = args[1];
+    let var = at.simple_name(args[0])?;
     let init = at.bool(all);
-    let accu = at.ident(RESULT);
+    let accu = at.accu();
     let cond = if all {
-        at.call("@not_strictly_false", vec![accu])
+        at.call("@not_strictly_false", &[accu])
     } else {
-        let not = at.call("!_", vec![accu]);
-        at.call("@not_strictly_false", vec![not])
+        let not = at.call("!_", &[accu]);
+        at.call("@not_strictly_false", &[not])
     };
-    let accu = at.ident(RESULT);
-    let step = at.call(if all { "_&&_" } else { "_||_" }, vec![accu, predicate]);
-    let result = at.ident(RESULT);
-    Ok(at.comprehension(target, var, init, cond, step, result))
+    let accu = at.accu();
+    let step = at.call(if all { "_&&_" } else { "_||_" }, &[accu, predicate]);
+    let result = at.accu();
+    Ok(at.comprehension(target, var, [init, cond, step, result]))
 }
 
-fn exists_one(
-    at: &mut At,
-    target: IdedExpr,
-    mut args: Vec<IdedExpr>,
-) -> Result<IdedExpr, Rejected> {
-    let predicate = args.remove(1);
-    let var = simple_name(args.remove(0))?;
+fn exists_one(at: &mut At, target: Id, args: &[Id]) -> Result<Id, Rejected> {
+    let predicate = args[1];
+    let var = at.simple_name(args[0])?;
     let init = at.int(0);
     let cond = at.bool(true);
-    let accu = at.ident(RESULT);
+    let accu = at.accu();
     let one = at.int(1);
-    let plus_one = at.call("_+_", vec![accu, one]);
-    let accu = at.ident(RESULT);
-    let step = at.call("_?_:_", vec![predicate, plus_one, accu]);
-    let accu = at.ident(RESULT);
+    let plus_one = at.call("_+_", &[accu, one]);
+    let accu = at.accu();
+    let step = at.call("_?_:_", &[predicate, plus_one, accu]);
+    let accu = at.accu();
     let one = at.int(1);
-    let result = at.call("_==_", vec![accu, one]);
-    Ok(at.comprehension(target, var, init, cond, step, result))
+    let result = at.call("_==_", &[accu, one]);
+    Ok(at.comprehension(target, var, [init, cond, step, result]))
 }
 
 /// `map(x, f)` and `map(x, p, f)`.
-fn map(at: &mut At, target: IdedExpr, mut args: Vec<IdedExpr>) -> Result<IdedExpr, Rejected> {
-    let func = args.pop().ok_or(Rejected)?;
-    let var = simple_name(args.remove(0))?;
-    let init = at.list(Vec::new());
+fn map(at: &mut At, target: Id, args: &[Id]) -> Result<Id, Rejected> {
+    let func = args[args.len() - 1];
+    let var = at.simple_name(args[0])?;
+    let init = at.list(&[]);
     let cond = at.bool(true);
-    let filter = args.pop();
-    let accu = at.ident(RESULT);
-    let item = at.list(vec![func]);
-    let mut step = at.call("_+_", vec![accu, item]);
+    let filter = (args.len() == 3).then(|| args[1]);
+    let accu = at.accu();
+    let item = at.list(&[func]);
+    let mut step = at.call("_+_", &[accu, item]);
     if let Some(filter) = filter {
-        let accu = at.ident(RESULT);
-        step = at.call("_?_:_", vec![filter, step, accu]);
+        let accu = at.accu();
+        step = at.call("_?_:_", &[filter, step, accu]);
     }
-    let result = at.ident(RESULT);
-    Ok(at.comprehension(target, var, init, cond, step, result))
+    let result = at.accu();
+    Ok(at.comprehension(target, var, [init, cond, step, result]))
 }
 
-fn filter(at: &mut At, target: IdedExpr, mut args: Vec<IdedExpr>) -> Result<IdedExpr, Rejected> {
-    let var_expr = args.remove(0);
-    let var = simple_name(var_expr.clone())?;
-    let predicate = args.pop().ok_or(Rejected)?;
-    let init = at.list(Vec::new());
+fn filter(at: &mut At, target: Id, args: &[Id]) -> Result<Id, Rejected> {
+    let var_expr = args[0];
+    let var = at.simple_name(var_expr)?;
+    let predicate = args[1];
+    let init = at.list(&[]);
     let cond = at.bool(true);
-    let accu = at.ident(RESULT);
-    let item = at.list(vec![var_expr]);
-    let step = at.call("_+_", vec![accu, item]);
-    let accu = at.ident(RESULT);
-    let step = at.call("_?_:_", vec![predicate, step, accu]);
-    let result = at.ident(RESULT);
-    Ok(at.comprehension(target, var, init, cond, step, result))
+    let accu = at.accu();
+    let item = at.list(&[var_expr]);
+    let step = at.call("_+_", &[accu, item]);
+    let accu = at.accu();
+    let step = at.call("_?_:_", &[predicate, step, accu]);
+    let result = at.accu();
+    Ok(at.comprehension(target, var, [init, cond, step, result]))
 }

@@ -1,50 +1,41 @@
 //! Recursive descent over the tokens, following the `cel` crate's grammar and its visitor:
 //! ids are given in the order the visitor gives them, at the offsets of the same tokens.
 
-use ::cel::common::ast::{
-    CallExpr, EntryExpr, Expr, IdedEntryExpr, IdedExpr, ListExpr, LiteralValue, MapEntryExpr,
-    MapExpr, SelectExpr, SourceInfo, StructExpr, StructFieldExpr,
-};
-
 use super::lexer::{Kind, Token};
+use super::tree::{Id, Name, PKind, Tree};
 use super::{literal, macros};
+use crate::core::cel::value::Value;
 
 /// The expression is not one the `cel` crate accepts (or not one this parser is sure of).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Rejected;
 
-type Parsed = Result<IdedExpr, Rejected>;
+type Parsed = Result<Id, Rejected>;
 
-/// Ids in order, each with the offsets of its token (first byte, last byte).
-pub(super) struct Ids {
-    pub info: SourceInfo,
-    next: u64,
-}
+impl Tree<'_> {
+    /// A new node at the offsets of `token`, its kind given later.
+    fn at(&mut self, token: Token) -> Id {
+        self.push(Some((token.start, token.end)), PKind::Unspecified)
+    }
 
-impl Ids {
-    fn at(&mut self, token: Token) -> u64 {
-        let id = self.reserve();
-        self.place(id, token);
+    /// A new node whose offsets are given later with [`Tree::place`].
+    fn reserve(&mut self) -> Id {
+        self.push(None, PKind::Unspecified)
+    }
+
+    fn place(&mut self, id: Id, token: Token) {
+        self.node_mut(id).at = Some((token.start, token.end));
+    }
+
+    /// A new node at the offsets of `id`.
+    pub(super) fn copy_of(&mut self, id: Id, kind: PKind) -> Id {
+        let at = self.node(id).at;
+        self.push(at, kind)
+    }
+
+    fn set(&mut self, id: Id, kind: PKind) -> Id {
+        self.node_mut(id).kind = kind;
         id
-    }
-
-    /// An id whose offsets are given later with [`Ids::place`].
-    fn reserve(&mut self) -> u64 {
-        let id = self.next;
-        self.next += 1;
-        id
-    }
-
-    fn place(&mut self, id: u64, token: Token) {
-        self.info.add_offset(id, token.start, token.end - 1);
-    }
-
-    /// A new id at the offsets of `id`.
-    pub fn copy_of(&mut self, id: u64) -> u64 {
-        let (start, stop) = self.info.offset_for(id).unwrap_or_default();
-        let new = self.reserve();
-        self.info.add_offset(new, start, stop);
-        new
     }
 }
 
@@ -52,7 +43,11 @@ pub(super) struct Parser<'s> {
     source: &'s str,
     tokens: Vec<Token>,
     pos: usize,
-    pub ids: Ids,
+    pub tree: Tree<'s>,
+    /// The children of the lists under way (arguments, elements, terms), in order.
+    stack: Vec<Id>,
+    /// The operators of the `&&` / `||` chains under way.
+    ops: Vec<Id>,
     macros: bool,
     /// `expr` rules open, and the most that may be (the crate's recursion limit).
     depth: u32,
@@ -96,13 +91,13 @@ impl<'s> Parser<'s> {
         } else {
             u32::from(max_recursion_depth) + 1
         };
-        let mut info = SourceInfo::default();
-        info.source = source.to_string();
         Parser {
             source,
             tokens,
             pos: 0,
-            ids: Ids { info, next: 1 },
+            tree: Tree::new(source),
+            stack: Vec::new(),
+            ops: Vec::new(),
             macros,
             depth: 0,
             max_depth,
@@ -148,17 +143,16 @@ impl<'s> Parser<'s> {
         t.text(self.source)
     }
 
-    fn node(&mut self, token: Token, expr: Expr) -> IdedExpr {
-        IdedExpr {
-            id: self.ids.at(token),
-            expr,
-        }
+    fn node(&mut self, token: Token, kind: PKind) -> Id {
+        let id = self.tree.at(token);
+        self.tree.set(id, kind)
     }
 
     /// `start : expr EOF`
     pub fn start(&mut self) -> Parsed {
         let e = self.expr()?;
         self.expect(Kind::Eof)?;
+        self.tree.root = e;
         Ok(e)
     }
 
@@ -171,11 +165,13 @@ impl<'s> Parser<'s> {
         let cond = self.logic(Kind::Or)?;
         let e = if self.peek() == Kind::Question {
             let op = self.bump();
-            let id = self.ids.at(op);
+            let id = self.tree.at(op);
             let if_true = self.logic(Kind::Or)?;
             self.expect(Kind::Colon)?;
             let if_false = self.expr()?;
-            self.call(id, "_?_:_", None, vec![cond, if_true, if_false])?
+            let args = self.stack.len();
+            self.stack.extend([cond, if_true, if_false]);
+            self.call(id, Name::Static("_?_:_"), None, args)?
         } else {
             cond
         };
@@ -197,16 +193,54 @@ impl<'s> Parser<'s> {
         if self.peek() != op {
             return Ok(first);
         }
-        let mut terms = vec![first];
-        let mut ops = Vec::new();
+        let (terms, ops) = (self.stack.len(), self.ops.len());
+        self.stack.push(first);
         while self.peek() == op {
             let t = self.bump();
-            terms.push(term(self)?);
-            ops.push(self.ids.at(t));
+            let next = term(self)?;
+            self.stack.push(next);
+            let id = self.tree.at(t);
+            self.ops.push(id);
         }
         let function = if op == Kind::Or { "_||_" } else { "_&&_" };
-        let mut terms: Vec<Option<IdedExpr>> = terms.into_iter().map(Some).collect();
-        Ok(balanced(function, &mut terms, &ops, 0, ops.len() - 1))
+        let n = self.ops.len() - ops;
+        let root = self.balanced(function, terms, ops, 0, n - 1);
+        self.stack.truncate(terms);
+        self.ops.truncate(ops);
+        Ok(root)
+    }
+
+    /// The crate's balanced tree of the chain of `&&` or `||` whose terms start at
+    /// `stack[terms]` and operators at `ops[ops]`, over the operators `lo..=hi`.
+    fn balanced(
+        &mut self,
+        function: &'static str,
+        terms: usize,
+        ops: usize,
+        lo: usize,
+        hi: usize,
+    ) -> Id {
+        let mid = (lo + hi).div_ceil(2);
+        let left = if mid == lo {
+            self.stack[terms + mid]
+        } else {
+            self.balanced(function, terms, ops, lo, mid - 1)
+        };
+        let right = if mid == hi {
+            self.stack[terms + mid + 1]
+        } else {
+            self.balanced(function, terms, ops, mid + 1, hi)
+        };
+        let args = self.tree.make_list(&[left, right]);
+        let id = self.ops[ops + mid];
+        self.tree.set(
+            id,
+            PKind::Call {
+                func: Name::Static(function),
+                target: None,
+                args,
+            },
+        )
     }
 
     /// `relation : calc | relation op relation` (one level, left to right).
@@ -224,9 +258,9 @@ impl<'s> Parser<'s> {
                 _ => return Ok(lhs),
             };
             let t = self.bump();
-            let id = self.ids.at(t);
+            let id = self.tree.at(t);
             let rhs = self.additive()?;
-            lhs = self.call(id, function, None, vec![lhs, rhs])?;
+            lhs = self.binary(id, function, lhs, rhs)?;
         }
     }
 
@@ -239,9 +273,9 @@ impl<'s> Parser<'s> {
                 _ => return Ok(lhs),
             };
             let t = self.bump();
-            let id = self.ids.at(t);
+            let id = self.tree.at(t);
             let rhs = self.multiplicative()?;
-            lhs = self.call(id, function, None, vec![lhs, rhs])?;
+            lhs = self.binary(id, function, lhs, rhs)?;
         }
     }
 
@@ -255,9 +289,9 @@ impl<'s> Parser<'s> {
                 _ => return Ok(lhs),
             };
             let t = self.bump();
-            let id = self.ids.at(t);
+            let id = self.tree.at(t);
             let rhs = self.unary()?;
-            lhs = self.call(id, function, None, vec![lhs, rhs])?;
+            lhs = self.binary(id, function, lhs, rhs)?;
         }
     }
 
@@ -283,10 +317,12 @@ impl<'s> Parser<'s> {
         if n % 2 == 0 {
             return self.member_unsigned();
         }
-        let id = self.ids.at(first);
+        let id = self.tree.at(first);
         let operand = self.member_unsigned()?;
         let function = if kind == Kind::Excl { "!_" } else { "-_" };
-        self.call(id, function, None, vec![operand])
+        let args = self.stack.len();
+        self.stack.push(operand);
+        self.call(id, Name::Static(function), None, args)
     }
 
     /// A member after a run of unary operators: a `-` here cannot be a sign (the run took
@@ -312,20 +348,19 @@ impl<'s> Parser<'s> {
                         Kind::Ident if self.peek_at(1) == Kind::LParen => {
                             let name = self.bump();
                             let open = self.bump();
-                            let id = self.ids.at(open);
+                            let id = self.tree.at(open);
                             let args = self.args()?;
-                            let function = self.text(name);
+                            let function = Name::Src(name.start, name.end);
                             e = self.call(id, function, Some(e), args)?;
                         }
                         Kind::Ident => {
                             let name = self.bump();
-                            let field = self.text(name).to_string();
+                            let field = Name::Src(name.start, name.end);
                             e = self.select(dot, e, field);
                         }
                         Kind::EscIdent => {
                             let name = self.bump();
-                            let text = self.text(name);
-                            let field = text[1..text.len() - 1].to_string();
+                            let field = Name::Src(name.start + 1, name.end - 1);
                             e = self.select(dot, e, field);
                         }
                         _ => return Err(Rejected),
@@ -333,39 +368,41 @@ impl<'s> Parser<'s> {
                 }
                 Kind::LBracket => {
                     let open = self.bump();
-                    let id = self.ids.at(open);
+                    let id = self.tree.at(open);
                     if self.peek() == Kind::Question {
                         return Err(Rejected);
                     }
                     let index = self.expr()?;
                     self.expect(Kind::RBracket)?;
-                    e = self.call(id, "_[_]", None, vec![e, index])?;
+                    e = self.binary(id, "_[_]", e, index)?;
                 }
                 _ => return Ok(e),
             }
         }
     }
 
-    fn select(&mut self, dot: Token, operand: IdedExpr, field: String) -> IdedExpr {
+    fn select(&mut self, dot: Token, operand: Id, field: Name) -> Id {
         self.node(
             dot,
-            Expr::Select(SelectExpr {
-                operand: Box::new(operand),
+            PKind::Select {
+                operand,
                 field,
                 test: false,
-            }),
+            },
         )
     }
 
-    /// The arguments of a call, after its `(`, through its `)`.
-    fn args(&mut self) -> Result<Vec<IdedExpr>, Rejected> {
-        let mut args = Vec::new();
+    /// The arguments of a call, after its `(`, through its `)`: pushed on the stack, from
+    /// the place returned.
+    fn args(&mut self) -> Result<usize, Rejected> {
+        let args = self.stack.len();
         if self.peek() == Kind::RParen {
             self.bump();
             return Ok(args);
         }
         loop {
-            args.push(self.expr()?);
+            let a = self.expr()?;
+            self.stack.push(a);
             match self.bump().kind {
                 Kind::Comma => {}
                 Kind::RParen => return Ok(args),
@@ -393,29 +430,29 @@ impl<'s> Parser<'s> {
             Kind::Uint => {
                 let t = self.bump();
                 let v = literal::uint(self.text(t)).ok_or(Rejected)?;
-                Ok(self.node(t, Expr::Literal(LiteralValue::UInt(v.into()))))
+                Ok(self.node(t, PKind::Lit(Value::Uint(v))))
             }
             kind @ (Kind::String | Kind::Bytes) => {
                 let t = self.bump();
                 let bytes = literal::unquote(self.text(t), kind == Kind::Bytes).ok_or(Rejected)?;
                 let value = if kind == Kind::Bytes {
-                    LiteralValue::Bytes(bytes.into())
+                    Value::Bytes(bytes.into())
                 } else {
-                    LiteralValue::String(String::from_utf8(bytes).map_err(|_| Rejected)?.into())
+                    Value::String(String::from_utf8(bytes).map_err(|_| Rejected)?.into())
                 };
-                Ok(self.node(t, Expr::Literal(value)))
+                Ok(self.node(t, PKind::Lit(value)))
             }
             Kind::True => {
                 let t = self.bump();
-                Ok(self.node(t, Expr::Literal(LiteralValue::Boolean(true.into()))))
+                Ok(self.node(t, PKind::Lit(Value::Bool(true))))
             }
             Kind::False => {
                 let t = self.bump();
-                Ok(self.node(t, Expr::Literal(LiteralValue::Boolean(false.into()))))
+                Ok(self.node(t, PKind::Lit(Value::Bool(false))))
             }
             Kind::Null => {
                 let t = self.bump();
-                Ok(self.node(t, Expr::Literal(LiteralValue::Null)))
+                Ok(self.node(t, PKind::Lit(Value::Null)))
             }
             _ => Err(Rejected),
         }
@@ -425,13 +462,11 @@ impl<'s> Parser<'s> {
         let t = self.bump();
         let text = self.text(t);
         let value = match t.kind {
-            Kind::Int => LiteralValue::Int(literal::int(text, negative).ok_or(Rejected)?.into()),
-            Kind::Float => {
-                LiteralValue::Double(literal::double(text, negative).ok_or(Rejected)?.into())
-            }
+            Kind::Int => Value::Int(literal::int(text, negative).ok_or(Rejected)?),
+            Kind::Float => Value::Double(literal::double(text, negative).ok_or(Rejected)?),
             _ => return Err(Rejected),
         };
-        Ok(self.node(t, Expr::Literal(value)))
+        Ok(self.node(t, PKind::Lit(value)))
     }
 
     /// An identifier, a global call, or a message: `.`? IDENTIFIER then `(`, or
@@ -450,13 +485,13 @@ impl<'s> Parser<'s> {
                 }
                 let open = self.bump();
                 let function = if leading_dot {
-                    format!(".{name}")
+                    Name::Owned(format!(".{name}").into())
                 } else {
-                    name.to_string()
+                    Name::Src(id_token.start, id_token.end)
                 };
-                let id = self.ids.at(open);
+                let id = self.tree.at(open);
                 let args = self.args()?;
-                self.call(id, &function, None, args)
+                self.call(id, function, None, args)
             }
             _ => {
                 // A message if the dotted name goes on to a `{`.
@@ -471,11 +506,11 @@ impl<'s> Parser<'s> {
                     return Err(Rejected);
                 }
                 let ident = if leading_dot {
-                    format!(".{name}")
+                    Name::Owned(format!(".{name}").into())
                 } else {
-                    name.to_string()
+                    Name::Src(id_token.start, id_token.end)
                 };
-                Ok(self.node(id_token, Expr::Ident(ident)))
+                Ok(self.node(id_token, PKind::Ident(ident)))
             }
         }
     }
@@ -494,30 +529,21 @@ impl<'s> Parser<'s> {
             type_name.push_str(self.text(t));
         }
         let open = self.bump();
-        let id = self.ids.at(open);
-        let mut entries = Vec::new();
+        let id = self.tree.at(open);
+        let entries = self.stack.len();
         if !self.empty_or_trailing(Kind::RBrace) {
             loop {
                 let name = self.bump();
                 let field = match name.kind {
-                    Kind::Ident => self.text(name).to_string(),
-                    Kind::EscIdent => {
-                        let text = self.text(name);
-                        text[1..text.len() - 1].to_string()
-                    }
+                    Kind::Ident => Name::Src(name.start, name.end),
+                    Kind::EscIdent => Name::Src(name.start + 1, name.end - 1),
                     _ => return Err(Rejected),
                 };
                 let col = self.expect(Kind::Colon)?;
-                let entry_id = self.ids.at(col);
+                let entry_id = self.tree.at(col);
                 let value = self.expr()?;
-                entries.push(IdedEntryExpr {
-                    id: entry_id,
-                    expr: EntryExpr::StructField(StructFieldExpr {
-                        field,
-                        value,
-                        optional: false,
-                    }),
-                });
+                self.tree.set(entry_id, PKind::Field { name: field, value });
+                self.stack.push(entry_id);
                 if self.peek() != Kind::Comma {
                     break;
                 }
@@ -528,23 +554,35 @@ impl<'s> Parser<'s> {
             }
         }
         self.expect(Kind::RBrace)?;
-        Ok(IdedExpr {
+        let fields = self.take_list(entries);
+        Ok(self.tree.set(
             id,
-            expr: Expr::Struct(StructExpr { type_name, entries }),
-        })
+            PKind::Struct {
+                type_name: type_name.into(),
+                fields,
+            },
+        ))
+    }
+
+    /// The ids pushed on the stack from `from`, taken off as a list.
+    fn take_list(&mut self, from: usize) -> super::tree::List {
+        let list = self.tree.make_list(&self.stack[from..]);
+        self.stack.truncate(from);
+        list
     }
 
     /// `'[' elements? ','? ']'`
     fn list(&mut self) -> Parsed {
         let open = self.bump();
-        let id = self.ids.at(open);
-        let mut elements = Vec::new();
+        let id = self.tree.at(open);
+        let elements = self.stack.len();
         if !self.empty_or_trailing(Kind::RBracket) {
             loop {
                 if self.peek() == Kind::Question {
                     return Err(Rejected);
                 }
-                elements.push(self.expr()?);
+                let e = self.expr()?;
+                self.stack.push(e);
                 if self.peek() != Kind::Comma {
                     break;
                 }
@@ -555,35 +593,27 @@ impl<'s> Parser<'s> {
             }
         }
         self.expect(Kind::RBracket)?;
-        Ok(IdedExpr {
-            id,
-            expr: Expr::List(ListExpr::new(elements)),
-        })
+        let items = self.take_list(elements);
+        Ok(self.tree.set(id, PKind::List(items)))
     }
 
     /// `'{' entries? ','? '}'`: each entry's id (its `:`) comes before its key's.
     fn map(&mut self) -> Parsed {
         let open = self.bump();
-        let id = self.ids.at(open);
-        let mut entries = Vec::new();
+        let id = self.tree.at(open);
+        let entries = self.stack.len();
         if !self.empty_or_trailing(Kind::RBrace) {
             loop {
                 if self.peek() == Kind::Question {
                     return Err(Rejected);
                 }
-                let entry_id = self.ids.reserve();
+                let entry_id = self.tree.reserve();
                 let key = self.expr()?;
                 let col = self.expect(Kind::Colon)?;
-                self.ids.place(entry_id, col);
+                self.tree.place(entry_id, col);
                 let value = self.expr()?;
-                entries.push(IdedEntryExpr {
-                    id: entry_id,
-                    expr: EntryExpr::MapEntry(MapEntryExpr {
-                        key,
-                        value,
-                        optional: false,
-                    }),
-                });
+                self.tree.set(entry_id, PKind::MapEntry { key, value });
+                self.stack.push(entry_id);
                 if self.peek() != Kind::Comma {
                     break;
                 }
@@ -594,10 +624,8 @@ impl<'s> Parser<'s> {
             }
         }
         self.expect(Kind::RBrace)?;
-        Ok(IdedExpr {
-            id,
-            expr: Expr::Map(MapExpr { entries }),
-        })
+        let entries = self.take_list(entries);
+        Ok(self.tree.set(id, PKind::Map(entries)))
     }
 
     /// At `close`, or at `,` `close` (an empty literal with its optional comma, which is then
@@ -613,58 +641,44 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// A call, or its macro's expansion.
-    fn call(
-        &mut self,
-        id: u64,
-        function: &str,
-        target: Option<IdedExpr>,
-        args: Vec<IdedExpr>,
-    ) -> Parsed {
-        let (target, args) = if self.macros {
-            match macros::expand(&mut self.ids, id, function, target, args)? {
-                Ok(expanded) => return Ok(expanded),
-                Err(call) => call,
-            }
-        } else {
-            (target, args)
-        };
-        Ok(IdedExpr {
+    /// A binary operator's call (never a macro).
+    fn binary(&mut self, id: Id, function: &'static str, lhs: Id, rhs: Id) -> Parsed {
+        let args = self.tree.make_list(&[lhs, rhs]);
+        Ok(self.tree.set(
             id,
-            expr: Expr::Call(CallExpr {
-                func_name: function.to_string(),
-                target: target.map(Box::new),
+            PKind::Call {
+                func: Name::Static(function),
+                target: None,
                 args,
-            }),
-        })
+            },
+        ))
     }
-}
 
-/// The crate's balanced tree of a chain of `&&` or `||`.
-fn balanced(
-    function: &str,
-    terms: &mut [Option<IdedExpr>],
-    ops: &[u64],
-    lo: usize,
-    hi: usize,
-) -> IdedExpr {
-    let mid = (lo + hi).div_ceil(2);
-    let left = if mid == lo {
-        terms[mid].take().unwrap_or_default()
-    } else {
-        balanced(function, terms, ops, lo, mid - 1)
-    };
-    let right = if mid == hi {
-        terms[mid + 1].take().unwrap_or_default()
-    } else {
-        balanced(function, terms, ops, mid + 1, hi)
-    };
-    IdedExpr {
-        id: ops[mid],
-        expr: Expr::Call(CallExpr {
-            func_name: function.to_string(),
-            target: None,
-            args: vec![left, right],
-        }),
+    /// A call whose arguments are on the stack from `args` (taken off), or its macro's
+    /// expansion.
+    fn call(&mut self, id: Id, function: Name, target: Option<Id>, args: usize) -> Parsed {
+        if self.macros {
+            // A function named with a leading dot is no macro.
+            let name = match &function {
+                Name::Src(start, end) => &self.source[*start as usize..*end as usize],
+                Name::Static(name) => name,
+                Name::Owned(_) => "",
+            };
+            if let Some(expanded) =
+                macros::expand(&mut self.tree, id, name, target, &self.stack[args..])?
+            {
+                self.stack.truncate(args);
+                return Ok(expanded);
+            }
+        }
+        let args = self.take_list(args);
+        Ok(self.tree.set(
+            id,
+            PKind::Call {
+                func: function,
+                target,
+                args,
+            },
+        ))
     }
 }

@@ -1,9 +1,11 @@
 //! The parser against the `cel` crate's, expression by expression: the same tree, ids and
 //! offsets where the crate accepts, a rejection where it rejects.
 
-use ::cel::common::ast::{Expr, IdedExpr, LiteralValue, SourceInfo};
+use ::cel::common::ast::{IdedExpr, SourceInfo};
 
 use super::parse;
+use super::tree::{PKind, from_crate};
+use crate::core::cel::value::Value;
 
 /// The crate's parser with the options of `compile.rs`.
 pub(super) fn crate_parse(
@@ -38,25 +40,34 @@ pub(super) fn offsets(info: &SourceInfo) -> Vec<(u64, (u32, u32))> {
     out
 }
 
-/// Where the two parsers disagree on `source`, if they do.
+/// Where the two parsers disagree on `source`, if they do: the trees from their roots (ids,
+/// offsets and nodes), and the offsets of every id given (those a macro left out too).
 pub(super) fn disagreement(source: &str, macros: bool, depth: u16) -> Option<String> {
     let theirs = crate_parse(source, macros, depth);
     let ours = parse(source, macros, depth).ok();
     match (theirs, ours) {
         (None, None) => None,
         (Some(_), None) => Some("the crate accepts, ours rejects".into()),
-        (None, Some((e, _))) => Some(format!("the crate rejects, ours accepts: {e:?}")),
-        (Some((te, ti)), Some((oe, oi))) => {
-            if te != oe {
-                Some(format!("trees differ:\n crate {te:?}\n ours  {oe:?}"))
-            } else if offsets(&ti) != offsets(&oi) {
+        (None, Some(t)) => Some(format!("the crate rejects, ours accepts: {}", t.dump())),
+        (Some((te, ti)), Some(ours)) => {
+            let theirs = from_crate::tree(source, &te, &ti);
+            let ours_offsets: Vec<(u64, (u32, u32))> = ours
+                .nodes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| n.at.map(|(s, e)| (i as u64 + 1, (s, e - 1))))
+                .collect();
+            if theirs.dump() != ours.dump() {
                 Some(format!(
-                    "offsets differ:\n crate {:?}\n ours  {:?}",
-                    offsets(&ti),
-                    offsets(&oi)
+                    "trees differ:\n crate {}\n ours  {}",
+                    theirs.dump(),
+                    ours.dump()
                 ))
-            } else if ti.source != oi.source {
-                Some("sources differ".into())
+            } else if offsets(&ti) != ours_offsets {
+                Some(format!(
+                    "offsets differ:\n crate {:?}\n ours  {ours_offsets:?}",
+                    offsets(&ti),
+                ))
             } else {
                 None
             }
@@ -91,11 +102,17 @@ fn rejected(cases: &[&str]) {
     agree(cases);
 }
 
-fn literal(source: &str) -> LiteralValue {
-    match parse(source, true, 250).unwrap().0.expr {
-        Expr::Literal(l) => l,
+/// The literal a rule is, as its debug text.
+fn literal(source: &str) -> String {
+    let tree = parse(source, true, 250).unwrap();
+    match tree.kind(tree.root) {
+        PKind::Lit(v) => format!("{v:?}"),
         other => panic!("{source}: {other:?}"),
     }
+}
+
+fn lit(v: Value) -> String {
+    format!("{v:?}")
 }
 
 #[test]
@@ -136,18 +153,12 @@ fn operators_and_precedence() {
 
 #[test]
 fn negative_literals_are_folded_as_the_crate_folds_them() {
-    assert_eq!(literal("-1"), LiteralValue::Int((-1).into()));
-    assert_eq!(literal("- 1"), LiteralValue::Int((-1).into()));
-    assert_eq!(literal("--1"), LiteralValue::Int(1.into()));
-    assert_eq!(literal("-1.5"), LiteralValue::Double((-1.5).into()));
-    assert_eq!(
-        literal("-9223372036854775808"),
-        LiteralValue::Int(i64::MIN.into())
-    );
-    assert_eq!(
-        literal("-0x8000000000000000"),
-        LiteralValue::Int(i64::MIN.into())
-    );
+    assert_eq!(literal("-1"), lit(Value::Int(-1)));
+    assert_eq!(literal("- 1"), lit(Value::Int(-1)));
+    assert_eq!(literal("--1"), lit(Value::Int(1)));
+    assert_eq!(literal("-1.5"), lit(Value::Double(-1.5)));
+    assert_eq!(literal("-9223372036854775808"), lit(Value::Int(i64::MIN)));
+    assert_eq!(literal("-0x8000000000000000"), lit(Value::Int(i64::MIN)));
     accepted(&[
         "-1",
         "--1",
@@ -182,15 +193,15 @@ fn negative_literals_are_folded_as_the_crate_folds_them() {
 
 #[test]
 fn literals_in_every_form() {
-    assert_eq!(literal("0x1F"), LiteralValue::Int(31.into()));
-    assert_eq!(literal("0x1Fu"), LiteralValue::UInt(31.into()));
-    assert_eq!(literal("007"), LiteralValue::Int(7.into()));
-    assert_eq!(literal(".5e1"), LiteralValue::Double(5.0.into()));
+    assert_eq!(literal("0x1F"), lit(Value::Int(31)));
+    assert_eq!(literal("0x1Fu"), lit(Value::Uint(31)));
+    assert_eq!(literal("007"), lit(Value::Int(7)));
+    assert_eq!(literal(".5e1"), lit(Value::Double(5.0)));
     assert_eq!(
         literal(r"'\x41\101\u0041\U00000041'"),
-        LiteralValue::String("AAAA".to_string().into())
+        lit(Value::string("AAAA"))
     );
-    assert_eq!(literal(r"b'\xff'"), LiteralValue::Bytes(vec![0xff].into()));
+    assert_eq!(literal(r"b'\xff'"), lit(Value::Bytes(vec![0xff].into())));
     accepted(&[
         "1",
         "1u",
