@@ -104,6 +104,26 @@ impl Checker {
         t
     }
 
+    /// The type of a field selected from a value of type `operand`.
+    fn selected(&mut self, operand: &CelType, span: &Range<usize>) -> CelType {
+        let ot = types::substitute(&self.mapping, operand, false);
+        match &ot {
+            CelType::Map(_, v) => (**v).clone(),
+            CelType::Param(_) => {
+                self.is_assignable(&CelType::Dyn, &ot);
+                CelType::Dyn
+            }
+            CelType::Dyn | CelType::Error => CelType::Dyn,
+            other => {
+                self.error(
+                    span,
+                    format!("type '{other}' does not support field selection"),
+                );
+                CelType::Dyn
+            }
+        }
+    }
+
     fn check_kind(&mut self, n: &mut Node) -> CelType {
         let span = n.span.clone();
         match &mut n.kind {
@@ -122,7 +142,15 @@ impl Checker {
                 self.check(arg);
                 CelType::Bool
             }
-            Kind::Path { .. } => CelType::Dyn,
+            Kind::Path { slot, fields, .. } => {
+                // Each field selected as a selection node is.
+                let mut t = self.slots[*slot].clone();
+                for _ in fields.iter() {
+                    t = self.selected(&t, &span);
+                    t = types::substitute(&self.mapping, &t, false);
+                }
+                t
+            }
             Kind::Var(slot) => self.slots[*slot].clone(),
             Kind::Unresolved(name) => {
                 self.error(
@@ -140,22 +168,7 @@ impl Checker {
             }
             Kind::Select { operand, test, .. } => {
                 let ot = self.check(operand);
-                let ot = types::substitute(&self.mapping, &ot, false);
-                let rt = match &ot {
-                    CelType::Map(_, v) => (**v).clone(),
-                    CelType::Param(_) => {
-                        self.is_assignable(&CelType::Dyn, &ot);
-                        CelType::Dyn
-                    }
-                    CelType::Dyn | CelType::Error => CelType::Dyn,
-                    other => {
-                        self.error(
-                            &span,
-                            format!("type '{other}' does not support field selection"),
-                        );
-                        CelType::Dyn
-                    }
-                };
+                let rt = self.selected(&ot, &span);
                 if *test {
                     CelType::Bool
                 } else {

@@ -324,31 +324,26 @@ fn long_rule_syntax_error(source: &str, macros: bool, max_depth: u16) -> Compile
     }
 }
 
-/// A parser's tree, with its depth if already known.
-struct Parsed<'s> {
-    tree: parse::Tree<'s>,
-    depth: Option<usize>,
+/// What [`build`] makes of a tree.
+#[derive(Debug)]
+pub(crate) struct Built {
+    pub root: ast::Node,
+    pub slot_count: usize,
+    pub result_type: CelType,
+    pub plan_error: Option<String>,
 }
 
-/// Converts, checks and plans a parsed rule; the parser's tree is dropped once converted.
-fn compile_parsed(
-    source: &str,
-    parsed: Parsed,
-    limits: &Limits,
+/// Converts, checks and plans a tree. `direct_paths` makes the paths from declared variables
+/// in the conversion (the compile's way) instead of after the check only (the tests compare
+/// the two).
+pub(crate) fn build(
+    tree: &parse::Tree,
     decls: &Declarations,
     options: Options,
-) -> Output {
-    let Parsed { tree, depth } = parsed;
-    let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
-    if depth.unwrap_or_else(|| tree.depth()) > max_depth as usize {
-        let error = vec![CompileError {
-            kind: CompileErrorKind::Syntax,
-            message: "max recursion depth exceeded".into(),
-            span: None,
-        }];
-        return Err(error);
-    }
-    let mut conv = ast::Converter::new(&tree, &decls.variables, decls.strings_ext);
+    direct_paths: bool,
+) -> Result<Built, Vec<CompileError>> {
+    let mut conv = ast::Converter::new(tree, &decls.variables, decls.strings_ext);
+    conv.direct_paths = direct_paths;
     let mut root = conv.convert_root();
     let slot_count = conv.slot_count;
     if !conv.errors.is_empty() {
@@ -373,6 +368,44 @@ fn compile_parsed(
     } else {
         None
     };
+    Ok(Built {
+        root,
+        slot_count,
+        result_type,
+        plan_error,
+    })
+}
+
+/// A parser's tree, with its depth if already known.
+struct Parsed<'s> {
+    tree: parse::Tree<'s>,
+    depth: Option<usize>,
+}
+
+/// Converts, checks and plans a parsed rule; the parser's tree is dropped once converted.
+fn compile_parsed(
+    source: &str,
+    parsed: Parsed,
+    limits: &Limits,
+    decls: &Declarations,
+    options: Options,
+) -> Output {
+    let Parsed { tree, depth } = parsed;
+    let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
+    if depth.unwrap_or_else(|| tree.depth()) > max_depth as usize {
+        let error = vec![CompileError {
+            kind: CompileErrorKind::Syntax,
+            message: "max recursion depth exceeded".into(),
+            span: None,
+        }];
+        return Err(error);
+    }
+    let Built {
+        root,
+        slot_count,
+        result_type,
+        plan_error,
+    } = build(&tree, decls, options, true)?;
     // One declared variable, the object, in slot 0: what it reads of it.
     let reads = if decls.variables.len() == 1 {
         super::project::reads(&root, 0)

@@ -20,7 +20,7 @@
 pub(crate) mod ast;
 mod call;
 mod checker;
-mod compile;
+pub(crate) mod compile;
 mod cost;
 mod decls;
 mod eval;

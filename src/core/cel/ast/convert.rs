@@ -18,6 +18,13 @@ pub struct Converter<'s> {
     scopes: Vec<(&'s str, usize)>,
     pub slot_count: usize,
     strings_ext: bool,
+    /// The field names made so far, shared by the selections of the same name.
+    fields: Vec<Arc<str>>,
+    /// The chain of selections being fused into a path.
+    chain: Vec<(Id, &'s str)>,
+    /// Whether paths from declared variables are made here (see
+    /// [`Converter::declared_path`]); otherwise [`fuse_paths`] makes them after the check.
+    pub direct_paths: bool,
     /// Errors cel-go's parser reports that the `cel` crate's does not.
     pub errors: Vec<CompileError>,
 }
@@ -32,6 +39,9 @@ impl<'s> Converter<'s> {
             scopes: Vec::new(),
             slot_count,
             strings_ext,
+            fields: Vec::new(),
+            chain: Vec::new(),
+            direct_paths: true,
             errors: Vec::new(),
         }
     }
@@ -131,11 +141,132 @@ impl<'s> Converter<'s> {
     fn convert(&mut self, e: Id) -> Node {
         let own = self.own_span(e);
         let mut node = self.convert_kind(e, own.clone());
-        if let Some(own) = own {
-            node.span = union(&node.span, &own);
-        }
-        node.span = self.parenthesized(node.span);
+        node.span = self.finish_span(node.span, own);
         node
+    }
+
+    /// What [`Converter::convert`] makes of a node's span: with its own offsets, and the
+    /// parentheses around it.
+    fn finish_span(&self, span: Range<usize>, own: Option<Range<usize>>) -> Range<usize> {
+        let span = match own {
+            Some(own) => union(&span, &own),
+            None => span,
+        };
+        self.parenthesized(span)
+    }
+
+    /// A field name, shared with the selections of the same name made before.
+    fn field(&mut self, name: &str) -> Arc<str> {
+        if let Some(f) = self.fields.iter().find(|f| ***f == *name) {
+            return f.clone();
+        }
+        let f: Arc<str> = Arc::from(name);
+        if self.fields.len() < 64 {
+            self.fields.push(f.clone());
+        }
+        f
+    }
+
+    /// `v.f1.f2...` (no `has()`) from a declared variable whose type lets every selection
+    /// through (maps and `dyn`, as `self` and `obj` are): the path node that checking the
+    /// selections one by one and then [`fuse_paths`] would make, with the same span, made
+    /// directly. None for any other expression.
+    fn declared_path(&mut self, e: Id) -> Option<Node> {
+        let tree = self.tree;
+        let mut chain = std::mem::take(&mut self.chain);
+        chain.clear();
+        let mut cur = e;
+        let root = loop {
+            match tree.kind(cur) {
+                PKind::Select {
+                    operand,
+                    field,
+                    test: false,
+                } => {
+                    chain.push((cur, tree.name(field)));
+                    cur = *operand;
+                }
+                PKind::Ident(name) => break tree.name(name),
+                _ => {
+                    self.chain = chain;
+                    return None;
+                }
+            }
+        };
+        let slot = self
+            .resolve_name(root)
+            .filter(|slot| *slot < self.declared.len());
+        let selectable = slot.is_some_and(|slot| {
+            let mut t = &self.declared[slot].1;
+            chain.iter().all(|_| match t {
+                CelType::Map(_, v) => {
+                    t = v;
+                    true
+                }
+                CelType::Dyn => true,
+                _ => false,
+            })
+        });
+        let (Some(slot), true) = (slot, selectable && !self.may_name_a_dotted_declaration(e))
+        else {
+            self.chain = chain;
+            return None;
+        };
+        // The spans as the selections' conversions make them, from the variable out.
+        let mut span = self.finish_span(NO_SPAN, self.own_span(cur));
+        let mut fields = Vec::with_capacity(chain.len());
+        for &(id, field) in chain.iter().rev() {
+            let own = self.own_span(id);
+            span = self.select_span_over(span, own.clone(), field, false);
+            span = self.finish_span(span, own);
+            fields.push(self.field(field));
+        }
+        self.chain = chain;
+        Some(Node {
+            span,
+            kind: Kind::path(slot, fields.into_boxed_slice()),
+            scalar: false,
+        })
+    }
+
+    /// The span of a selection of `field` from an operand of span `operand`: over the
+    /// operand, the selection's own offsets and the `.field` (and `has(` ... `)`).
+    fn select_span_over(
+        &self,
+        operand: Range<usize>,
+        own: Option<Range<usize>>,
+        field: &str,
+        test: bool,
+    ) -> Range<usize> {
+        let mut span = operand.clone();
+        if let Some(o) = &own {
+            span = union(&span, o);
+        }
+        // extend over `.field` (and `)` for has()).
+        let mut end = span.end;
+        let dot = match &own {
+            Some(o) if self.source.as_bytes().get(o.start) == Some(&b'.') => Some(o.start),
+            _ => {
+                let i = self.skip_ws(operand.end.min(self.source.len()));
+                (self.source.as_bytes().get(i) == Some(&b'.')).then_some(i)
+            }
+        };
+        if let Some(i) = dot {
+            let j = self.skip_ws(i + 1);
+            if self.source[j..].starts_with(field) {
+                end = end.max(j + field.len());
+            }
+        }
+        if test {
+            end = self.close(end, b')');
+            let before = self.source[..span.start.min(self.source.len())].trim_end();
+            let before = before.strip_suffix('(').unwrap_or(before).trim_end();
+            if let Some(b) = before.strip_suffix("has") {
+                span.start = b.len();
+            }
+        }
+        span.end = span.end.max(end);
+        span
     }
 
     /// The span of a sub-expression with the parentheses around it: `(a || b)` is the text of
@@ -219,41 +350,20 @@ impl<'s> Converter<'s> {
                         }
                     }
                 }
+                if !test
+                    && self.direct_paths
+                    && let Some(path) = self.declared_path(e)
+                {
+                    return path;
+                }
                 let operand = self.convert(operand);
-                let mut span = operand.span.clone();
-                if let Some(o) = &own {
-                    span = union(&span, o);
-                }
-                // extend over `.field` (and `)` for has()).
-                let mut end = span.end;
-                let dot = match &own {
-                    Some(o) if self.source.as_bytes().get(o.start) == Some(&b'.') => Some(o.start),
-                    _ => {
-                        let i = self.skip_ws(operand.span.end.min(self.source.len()));
-                        (self.source.as_bytes().get(i) == Some(&b'.')).then_some(i)
-                    }
-                };
-                if let Some(i) = dot {
-                    let j = self.skip_ws(i + 1);
-                    if self.source[j..].starts_with(field) {
-                        end = end.max(j + field.len());
-                    }
-                }
-                if test {
-                    end = self.close(end, b')');
-                    let before = self.source[..span.start.min(self.source.len())].trim_end();
-                    let before = before.strip_suffix('(').unwrap_or(before).trim_end();
-                    if let Some(b) = before.strip_suffix("has") {
-                        span.start = b.len();
-                    }
-                }
-                span.end = span.end.max(end);
+                let span = self.select_span_over(operand.span.clone(), own, field, test);
                 Node {
                     span,
                     scalar: false,
                     kind: Kind::Select {
                         operand: Box::new(operand),
-                        field: Arc::from(field),
+                        field: self.field(field),
                         test,
                     },
                 }

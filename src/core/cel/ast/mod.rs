@@ -139,6 +139,21 @@ pub enum Func {
     Other,
 }
 
+impl Kind {
+    /// The path of these fields from the variable in `slot`.
+    pub fn path(slot: usize, fields: Box<[Arc<str>]>) -> Kind {
+        let extra = fields
+            .iter()
+            .map(|f| f.len() as u64 / super::cost::BYTES_PER_UNIT)
+            .sum();
+        Kind::Path {
+            slot,
+            fields,
+            extra,
+        }
+    }
+}
+
 impl Func {
     /// The function of a name; the string extension's only when `strings_ext`.
     /// The name [`Func::from_name`] gives this function for (None for [`Func::Other`]).
@@ -272,9 +287,17 @@ impl Func {
 /// constant list's elements as Go map keys, each number also under its losslessly (for a
 /// double) or plainly (for an int or uint) converted other kinds. A lookup is a Go map
 /// lookup: no numeric comparison beyond those keys.
-#[derive(Debug)]
 pub struct SetLookup {
     keys: std::collections::HashSet<MapKey>,
+}
+
+impl std::fmt::Debug for SetLookup {
+    /// The keys in a stable order (a set's order changes from run to run).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut keys: Vec<String> = self.keys.iter().map(|k| format!("{k:?}")).collect();
+        keys.sort();
+        f.debug_struct("SetLookup").field("keys", &keys).finish()
+    }
 }
 
 impl SetLookup {
@@ -365,15 +388,7 @@ pub fn fuse_paths(n: &mut Node) {
             cur = operand;
         }
         fields.reverse();
-        let extra = fields
-            .iter()
-            .map(|f| f.len() as u64 / super::cost::BYTES_PER_UNIT)
-            .sum();
-        n.kind = Kind::Path {
-            slot,
-            fields: fields.into_boxed_slice(),
-            extra,
-        };
+        n.kind = Kind::path(slot, fields.into_boxed_slice());
         return;
     }
     match &mut n.kind {

@@ -392,3 +392,105 @@ fn generated_expressions_parse_as_the_crate_parses_them() {
         assert!(t.accepted > 1_000 && t.rejected > 1_000);
     });
 }
+
+#[test]
+fn paths_made_in_the_conversion_are_those_the_check_and_fusion_make() {
+    use crate::core::cel::compile::build;
+    use crate::core::cel::{Declarations, Environment};
+    big_stack(|| {
+        let (corpus, _) = corpus();
+        let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+        let mut sources: Vec<String> = corpus.iter().cloned().collect();
+        for i in 0..2_000 {
+            sources.push(generate(&mut rng, 1 + i % 5));
+            sources.push(selections(&mut rng, 1 + i % 3));
+        }
+        let envs = [
+            (Declarations::readiness(), Environment::Readiness.options()),
+            (Declarations::health(), Environment::Health.options()),
+        ];
+        let (mut compared, mut paths, mut failures) = (0, 0, Vec::new());
+        for source in &sources {
+            let Ok(tree) = super::parse(source, true, 250) else {
+                continue;
+            };
+            for (decls, options) in &envs {
+                let direct = without_indexes(&format!("{:?}", build(&tree, decls, *options, true)));
+                let fused = without_indexes(&format!("{:?}", build(&tree, decls, *options, false)));
+                compared += 1;
+                paths += usize::from(direct.contains("Path {"));
+                if direct != fused && failures.len() < 10 {
+                    failures.push(format!("{source:?}:\n direct {direct}\n fused  {fused}"));
+                }
+            }
+        }
+        eprintln!("compiled both ways: {compared}, with paths: {paths}");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(compared > 2_000 && paths > 200, "{compared} / {paths}");
+    });
+}
+
+/// Selections from the declared variables (and from others), as rules write them and not:
+/// parenthesized at any level, spaced, commented, indexed, tested with `has()`, shadowed.
+fn selections(rng: &mut Rng, depth: usize) -> String {
+    let mut e = rng
+        .pick(&["self", "obj", "(self)", "( obj )", "a", "v", "self.v"])
+        .to_string();
+    for _ in 0..1 + rng.below(4) {
+        let field = rng.pick(&["status", "b", "`x-y`", "readyReplicas", "in"]);
+        e = match rng.below(7) {
+            0 => format!("({e}).{field}"),
+            1 => format!("{e} . {field}"),
+            2 => format!("{e} // c\n.{field}"),
+            3 => format!("{e}['{field}']"),
+            _ => format!("{e}.{field}"),
+        };
+    }
+    let e = match rng.below(5) {
+        0 => format!("has({e})"),
+        1 => format!("({e})"),
+        _ => e,
+    };
+    if depth == 0 {
+        return e;
+    }
+    let inner = selections(rng, depth - 1);
+    match rng.below(6) {
+        0 => format!("{e} == {inner}"),
+        1 => format!("{e}.all(v, {inner})"),
+        2 => format!("[{e}].exists(self, {inner})"),
+        3 => format!("{inner} && {e} > 0"),
+        4 => format!("{e}.map(obj, {inner})"),
+        _ => format!("size({e}) + size({inner})"),
+    }
+}
+
+/// A debug text without the contents of the maps' lookup indexes (hash maps, whose order
+/// changes from run to run; they index the entries, which are in order).
+fn without_indexes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = ["strings: Some({", "others: Some({"]
+        .iter()
+        .filter_map(|m| rest.find(m).map(|i| i + m.len()))
+        .min()
+    {
+        out.push_str(&rest[..at]);
+        let mut depth = 1;
+        let mut end = rest.len();
+        for (i, c) in rest[at..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                end = at + i;
+                break;
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}

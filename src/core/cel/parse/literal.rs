@@ -87,13 +87,13 @@ pub(super) fn int(token: &str, negative: bool) -> Option<i64> {
         Some(rest) => (16, rest),
         None => (10, token),
     };
-    // Parsed with its sign, so that the most negative value is in range.
-    let mut signed = String::with_capacity(digits.len() + 1);
+    // The magnitude, then the sign: the most negative value is in range.
+    let magnitude = u64::from_str_radix(digits, radix).ok()?;
     if negative {
-        signed.push('-');
+        0i64.checked_sub_unsigned(magnitude)
+    } else {
+        i64::try_from(magnitude).ok()
     }
-    signed.push_str(digits);
-    i64::from_str_radix(&signed, radix).ok()
 }
 
 /// A `NUM_UINT` token.
@@ -107,11 +107,10 @@ pub(super) fn uint(token: &str) -> Option<u64> {
 
 /// A `NUM_FLOAT` token, negated with `negative`: finite values only.
 pub(super) fn double(token: &str, negative: bool) -> Option<f64> {
-    let d = if negative {
-        format!("-{token}").parse::<f64>().ok()?
-    } else {
-        token.parse::<f64>().ok()?
-    };
+    // Parsing is correctly rounded, and rounding is symmetric: the negated magnitude is the
+    // parse of the negative text.
+    let d = token.parse::<f64>().ok()?;
+    let d = if negative { -d } else { d };
     d.is_finite().then_some(d)
 }
 

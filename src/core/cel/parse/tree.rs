@@ -156,7 +156,8 @@ impl<'s> Tree<'s> {
     /// The depth of the tree from its root (a leaf is 1), without recursion.
     pub fn depth(&self) -> usize {
         let mut max = 0;
-        let mut stack = vec![(self.root, 1usize)];
+        let mut stack = Vec::with_capacity(self.nodes.len().min(256));
+        stack.push((self.root, 1usize));
         while let Some((id, d)) = stack.pop() {
             max = max.max(d);
             self.for_each_child(id, |c| stack.push((c, d + 1)));
