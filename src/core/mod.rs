@@ -22,6 +22,7 @@ pub mod crds;
 pub mod derive;
 pub mod doctor;
 pub mod drift;
+pub(crate) mod fxhash;
 pub mod lint;
 pub mod objects;
 pub mod profile;

@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use super::CompileError;
 use super::ast::{Func, Kind, Node};
-use super::decls::{self, Overload, PA, PB};
+use super::decls::{self, Function, Overload, PA, PB};
 use super::types::{self, CelType, Mapping};
 use super::value::Value;
 
@@ -348,6 +348,37 @@ impl Checker {
                 None,
             );
         }
+        let typed = calls::typed(function, has_target, &self.arg_types[base..], &self.mapping);
+        if let Ok(Some(cached)) = &typed {
+            // The fresh parameters the overloads would have taken.
+            self.next_var += cached.fresh;
+            return (cached.result.clone(), cached.narrowed, cached.only);
+        }
+        let first_var = self.next_var;
+        let result = self.overloads(span, name, function, has_target, base);
+        if let Ok(None) = typed {
+            calls::remember(
+                function,
+                has_target,
+                &self.arg_types[base..],
+                &self.mapping,
+                self.next_var - first_var,
+                &result,
+            );
+        }
+        result
+    }
+
+    /// [`Self::check_call_types`] of a call to a function (not `&&` or `||`): every overload
+    /// tried.
+    fn overloads(
+        &mut self,
+        span: &Range<usize>,
+        name: &str,
+        function: &'static Function,
+        has_target: bool,
+        base: usize,
+    ) -> (CelType, Option<&'static Overload>, Option<u8>) {
         let mut result: Option<CelType> = None;
         let mut matched = 0usize;
         let mut first_match: Option<(usize, &'static Overload)> = None;
@@ -450,5 +481,198 @@ fn instantiate(t: &CelType, a: &CelType, b: &CelType) -> CelType {
         CelType::Map(k, v) => CelType::map(instantiate(k, a, b), instantiate(v, a, b)),
         CelType::Type(Some(p)) => CelType::type_of(instantiate(p, a, b)),
         other => other.clone(),
+    }
+}
+
+/// The typing of calls whose argument types are known (no type parameter left): the same
+/// for every rule, so remembered by each thread. A call of readiness rules is typed once
+/// for all (`self.status.x > 0`: `_>_` of `dyn` and `int`), not overload by overload each
+/// time.
+mod calls {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+    use super::super::decls::{Function, Overload};
+    use super::super::types::{self, CelType, Mapping};
+    use crate::core::fxhash::FxHasher;
+
+    /// The typing remembered: the call's result, overloads, and the fresh parameters its
+    /// check took.
+    pub(super) struct Typed {
+        function: usize,
+        has_target: bool,
+        args: Box<[CelType]>,
+        pub result: CelType,
+        pub narrowed: Option<&'static Overload>,
+        pub only: Option<u8>,
+        pub fresh: u32,
+    }
+
+    /// Forgets every call remembered by this thread.
+    #[cfg(test)]
+    pub(super) fn forget() {
+        CALLS.with(|calls| calls.borrow_mut().clear());
+    }
+
+    /// Calls remembered by a thread, at most this many (then afresh).
+    const MAX_CALLS: usize = 4096;
+
+    thread_local! {
+        static CALLS: RefCell<HashMap<u64, Typed, BuildHasherDefault<Identity>>> =
+            RefCell::new(HashMap::default());
+    }
+
+    /// The key's hash is the map's key (the entry keeps the key to compare).
+    #[derive(Default)]
+    struct Identity(u64);
+
+    impl Hasher for Identity {
+        fn write(&mut self, _: &[u8]) {
+            unreachable!("only u64 keys")
+        }
+        fn write_u64(&mut self, i: u64) {
+            self.0 = i;
+        }
+        fn finish(&self) -> u64 {
+            self.0
+        }
+    }
+
+    /// The argument types as they stand, if none is or holds a type parameter.
+    fn ground(args: &[CelType], mapping: &Mapping) -> Option<Vec<CelType>> {
+        let mut out = Vec::with_capacity(args.len());
+        for t in args {
+            let t = types::substitute(mapping, t, false);
+            if t.has_param() {
+                return None;
+            }
+            out.push(t);
+        }
+        Some(out)
+    }
+
+    fn hash(function: &'static Function, has_target: bool, args: &[CelType]) -> u64 {
+        let mut h = FxHasher::default();
+        (function as *const Function as usize).hash(&mut h);
+        has_target.hash(&mut h);
+        args.hash(&mut h);
+        h.finish()
+    }
+
+    /// What the call's typing is if remembered (`Ok(Some)`), `Ok(None)` if it may be
+    /// remembered once made, `Err` if it may not (a type parameter in the arguments).
+    pub(super) fn typed(
+        function: &'static Function,
+        has_target: bool,
+        args: &[CelType],
+        mapping: &Mapping,
+    ) -> Result<Option<Typed>, ()> {
+        if args.iter().all(|t| !t.has_param()) {
+            return Ok(lookup(function, has_target, args));
+        }
+        let args = ground(args, mapping).ok_or(())?;
+        Ok(lookup(function, has_target, &args))
+    }
+
+    fn lookup(function: &'static Function, has_target: bool, args: &[CelType]) -> Option<Typed> {
+        let key = hash(function, has_target, args);
+        CALLS.with(|calls| {
+            let calls = calls.borrow();
+            let t = calls.get(&key)?;
+            let same = t.function == function as *const Function as usize
+                && t.has_target == has_target
+                && *t.args == *args;
+            same.then(|| Typed {
+                function: t.function,
+                has_target,
+                args: Box::default(),
+                result: t.result.clone(),
+                narrowed: t.narrowed,
+                only: t.only,
+                fresh: t.fresh,
+            })
+        })
+    }
+
+    /// Remembers a call's typing, if it found an overload and its result holds no type
+    /// parameter.
+    pub(super) fn remember(
+        function: &'static Function,
+        has_target: bool,
+        args: &[CelType],
+        mapping: &Mapping,
+        fresh: u32,
+        typed: &(CelType, Option<&'static Overload>, Option<u8>),
+    ) {
+        let (result, narrowed, only) = typed;
+        if *result == CelType::Error || result.has_param() {
+            return;
+        }
+        let Some(args) = ground(args, mapping) else {
+            return;
+        };
+        let key = hash(function, has_target, &args);
+        CALLS.with(|calls| {
+            let mut calls = calls.borrow_mut();
+            if calls.len() >= MAX_CALLS {
+                calls.clear();
+            }
+            calls.entry(key).or_insert(Typed {
+                function: function as *const Function as usize,
+                has_target,
+                args: args.into_boxed_slice(),
+                result: result.clone(),
+                narrowed: *narrowed,
+                only: *only,
+                fresh,
+            });
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::core::cel::compile::build;
+    use crate::core::cel::parse::parse;
+    use crate::core::cel::{Declarations, Environment};
+
+    /// The compiled tree (types, overloads, errors) as a check with nothing remembered gives
+    /// it, and as one with every call remembered does.
+    #[test]
+    fn remembered_calls_type_as_the_overloads_do() {
+        let rules = [
+            "self.status.readyReplicas > 0 && self.status.readyReplicas >= 1",
+            "size(self.spec.x) == 2 && size(self.spec.x) == 2",
+            "[1, 2].map(x, x + 1)[0] > 1 && [1, 2].map(x, x + 1)[0] > 1",
+            "[[]].exists(l, size(l) == 0) || {}.size() == 0",
+            "self.a + 1 == 2u || self.a + 1 == 2u",
+            "1 + 'a' == 2",
+            "[1, 'a'][0] == dyn(1) && type(self) == map",
+            "self.x.all(e, e.y.exists(z, z == e.w)) && 1.0 / 2.0 > 0.1",
+            "duration('1s') + timestamp('2024-01-01T00:00:00Z') > timestamp(0)",
+            "'abc'.matches('b') && 'a'.startsWith(self.p) && int('1') == 1",
+        ];
+        let envs = [
+            (Declarations::readiness(), Environment::Readiness.options()),
+            (Declarations::health(), Environment::Health.options()),
+        ];
+        for (decls, options) in &envs {
+            let typed = |rule: &str| {
+                let tree = parse(rule, true, 250).expect("parses");
+                format!("{:?}", build(&tree, decls, *options, true))
+            };
+            let cold: Vec<String> = rules
+                .iter()
+                .map(|r| {
+                    super::calls::forget();
+                    typed(r)
+                })
+                .collect();
+            let warm: Vec<String> = rules.iter().map(|r| typed(r)).collect();
+            let again: Vec<String> = rules.iter().map(|r| typed(r)).collect();
+            assert_eq!(cold, warm);
+            assert_eq!(cold, again);
+        }
     }
 }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::core::cel;
+use crate::core::fxhash::FxHasher;
 use crate::core::objects::{self, LoadedObject};
 use crate::core::schema::PathSeg;
 use crate::diag::yaml::{self, Node};
@@ -171,59 +172,6 @@ impl<T> Eq for ByAddress<T> {}
 impl<T> Hash for ByAddress<T> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         (Rc::as_ptr(&self.0) as usize).hash(state);
-    }
-}
-
-/// The hash of the memos (rustc's FxHash): a multiply and a rotate per eight bytes, where
-/// the standard SipHash took a good part of a small rule's lint. No need for a keyed hash
-/// here: a memo holds at most [`MEMO_MAX_ENTRIES`] keys, so colliding keys cost at worst a
-/// scan of those.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            self.add(u64::from_le_bytes(w.try_into().expect("eight bytes")));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(last));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.hash
     }
 }
 
