@@ -406,17 +406,11 @@ fn compile_parsed(
         result_type,
         plan_error,
     } = build(&tree, decls, options, true)?;
-    // One declared variable, the object, in slot 0: what it reads of it.
-    let reads = if decls.variables.len() == 1 {
-        super::project::reads(&root, 0)
-    } else {
-        super::project::Reads::All
-    };
     let compiled = CompiledRule {
         source: source.to_string(),
         root,
         slot_count,
-        reads,
+        reads: std::sync::OnceLock::new(),
         declared: decls.variables.len(),
         result_type,
         limits: limits.clone(),

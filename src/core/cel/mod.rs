@@ -297,8 +297,9 @@ pub struct CompiledRule {
     limits: Limits,
     /// The error cel-go's plan step (OptOptimize) raises when kcm builds the program.
     plan_error: Option<String>,
-    /// What the rule reads of the object (the one declared variable).
-    reads: project::Reads,
+    /// What the rule reads of the object (the one declared variable), found when first
+    /// asked (linting never asks).
+    reads: std::sync::OnceLock<project::Reads>,
 }
 
 /// Compile options (kcm's readiness environment uses the defaults).
@@ -359,7 +360,15 @@ impl CompiledRule {
     /// (see [`project`]); the verdict, the explanation and the budget are those of
     /// [`Object::from_json`].
     pub fn object_from_json(&self, v: &serde_json::Value) -> Object {
-        Object::from_value(project::project(v, &self.reads))
+        let reads = self.reads.get_or_init(|| {
+            // One declared variable, the object, in slot 0: what it reads of it.
+            if self.declared == 1 {
+                project::reads(&self.root, 0)
+            } else {
+                project::Reads::All
+            }
+        });
+        Object::from_value(project::project(v, reads))
     }
 
     /// The compiled tree (for analyses of the rule as written: spans are the rule text's).

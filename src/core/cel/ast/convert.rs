@@ -9,6 +9,18 @@ use crate::core::cel::decls;
 use crate::core::cel::parse::tree::{Id, PKind, Tree};
 use crate::core::cel::value::Value;
 use crate::core::cel::{CompileError, CompileErrorKind};
+use crate::core::fxhash::FxHasher;
+
+/// The field names shared by the rules a thread compiles: at most this many, each at most
+/// this long.
+const MAX_SHARED_FIELDS: usize = 4096;
+const MAX_SHARED_FIELD: usize = 64;
+
+thread_local! {
+    static FIELDS: std::cell::RefCell<
+        std::collections::HashSet<Arc<str>, std::hash::BuildHasherDefault<FxHasher>>,
+    > = std::cell::RefCell::new(Default::default());
+}
 
 /// Converts a parsed expression. `declared` are the declared variables (slot = index).
 pub struct Converter<'s> {
@@ -155,12 +167,26 @@ impl<'s> Converter<'s> {
         self.parenthesized(span)
     }
 
-    /// A field name, shared with the selections of the same name made before.
+    /// A field name, shared with the selections of the same name made before (in this rule,
+    /// or in the rules this thread compiled: rules select the same few fields).
     fn field(&mut self, name: &str) -> Arc<str> {
         if let Some(f) = self.fields.iter().find(|f| ***f == *name) {
             return f.clone();
         }
-        let f: Arc<str> = Arc::from(name);
+        let f = FIELDS.with(|fields| {
+            let mut fields = fields.borrow_mut();
+            if let Some(f) = fields.get(name) {
+                return f.clone();
+            }
+            let f: Arc<str> = Arc::from(name);
+            if name.len() <= MAX_SHARED_FIELD {
+                if fields.len() >= MAX_SHARED_FIELDS {
+                    fields.clear();
+                }
+                fields.insert(f.clone());
+            }
+            f
+        });
         if self.fields.len() < 64 {
             self.fields.push(f.clone());
         }

@@ -91,11 +91,15 @@ impl<'s> Parser<'s> {
         } else {
             u32::from(max_recursion_depth) + 1
         };
+        // About a node per token (fewer for brackets, more for macros).
+        let mut tree = Tree::new(source);
+        tree.nodes.reserve(tokens.len() + tokens.len() / 2);
+        tree.lists.reserve(tokens.len());
         Parser {
             source,
             tokens,
             pos: 0,
-            tree: Tree::new(source),
+            tree,
             stack: Vec::new(),
             ops: Vec::new(),
             macros,

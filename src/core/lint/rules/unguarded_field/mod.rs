@@ -5,7 +5,7 @@
 //! `&&` and `||` are commutative for errors (`err && false` is false), so a guard on either
 //! side protects the other; a ternary's condition guards its branches.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::ops::Range;
 use std::rc::Rc;
 
@@ -126,7 +126,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let Some(first) = found.first() else { continue };
         let names: Vec<String> = found
             .iter()
-            .map(|r| format!("`self.{}`", r.path.join(".")))
+            .map(|r| format!("`self.{}`", r.path().join(".")))
             .collect();
         let why = match &risky {
             Risky::Fields(_) => {
@@ -165,8 +165,8 @@ fn guarded_rule(site: &RuleSite, found: &[Unguarded]) -> String {
     let mut guards: Vec<String> = Vec::new();
     for r in found {
         // Guard every prefix that may be missing, outermost first.
-        for depth in r.risky_from..=r.path.len() {
-            let g = format!("has(self.{})", r.path[..depth].join("."));
+        for depth in r.risky_from..=r.path().len() {
+            let g = format!("has(self.{})", r.path()[..depth].join("."));
             if !guards.contains(&g) {
                 guards.push(g);
             }
@@ -207,18 +207,39 @@ impl Risky {
         }
     }
 
-    /// The number of leading path segments that make a risky prefix, if any.
-    fn risky_len(&self, path: &[&str]) -> Option<usize> {
+    /// The leading path segments that make a risky prefix, if any.
+    fn risky_prefix(&self, path: &[&str]) -> Option<Prefix> {
         if path.first().copied() != Some("status") {
             return None;
         }
         match self {
-            Risky::Status => Some(1),
+            Risky::Status => Some(Prefix {
+                segments: ["status", ""],
+                len: 1,
+            }),
             Risky::Fields(fields) => {
                 let f = path.get(1)?;
-                fields.contains(f).then_some(2)
+                let field = fields.iter().find(|known| **known == *f)?;
+                Some(Prefix {
+                    segments: ["status", field],
+                    len: 2,
+                })
             }
         }
+    }
+}
+
+/// A path that may be missing: `status`, or `status` and one of [`Risky::Fields`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Prefix {
+    segments: [&'static str; 2],
+    len: usize,
+}
+
+impl Unguarded {
+    /// The risky prefix of the read, e.g. `["status", "readyReplicas"]`.
+    fn path(&self) -> &[&'static str] {
+        &self.prefix.segments[..self.prefix.len]
     }
 }
 
@@ -226,7 +247,7 @@ impl Risky {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Unguarded {
     /// The risky prefix of the read, e.g. `["status", "readyReplicas"]`.
-    path: Vec<String>,
+    prefix: Prefix,
     /// The first segment index that may be missing (for guards: `status` is always present
     /// on built-in kinds, so only `status.<field>` is guarded there).
     risky_from: usize,
@@ -280,16 +301,14 @@ fn analyse(rule: &CompiledRule, risky: &Risky) -> (Vec<Unguarded>, usize) {
         found: Vec::new(),
         facts: Facts::default(),
         work: 0,
-        segments: Vec::new(),
-        told: Vec::new(),
-        terms: Vec::new(),
-        path: Vec::new(),
+        // Room for the guards and chains of a readiness rule: the stacks do not grow.
+        segments: Vec::with_capacity(32),
+        told: Vec::with_capacity(32),
+        terms: Vec::with_capacity(16),
+        path: Vec::with_capacity(8),
     };
     w.walk(rule.tree());
-    // One finding per path, at its first read.
-    let mut seen = BTreeSet::new();
     w.found.sort_by_key(|u| u.span.start);
-    w.found.retain(|u| seen.insert(u.path.clone()));
     (w.found, w.work)
 }
 
@@ -493,22 +512,29 @@ impl<'a> Walker<'a> {
     }
 
     fn read_path(&mut self, e: &Node, path: &[&str]) {
-        let Some(len) = self.risky.risky_len(path) else {
+        let Some(prefix) = self.risky.risky_prefix(path) else {
             return;
         };
-        if self.known(&path[..len]) {
+        if self.known(&path[..prefix.len]) {
             return;
         }
         let risky_from = match self.risky {
             Risky::Status => 1,
             Risky::Fields(_) => 2,
         };
-        if let Some(span) = self.chain_span(e, len) {
-            self.found.push(Unguarded {
-                path: path[..len].iter().map(|s| s.to_string()).collect(),
+        let Some(span) = self.chain_span(e, prefix.len) else {
+            return;
+        };
+        // One finding per path, at its first read (the walk does not go in the text's
+        // order). There are few paths that may be missing: a scan finds the path's.
+        match self.found.iter_mut().find(|u| u.prefix == prefix) {
+            Some(u) if u.span.start <= span.start => {}
+            Some(u) => u.span = span,
+            None => self.found.push(Unguarded {
+                prefix,
                 risky_from,
                 span,
-            });
+            }),
         }
     }
 

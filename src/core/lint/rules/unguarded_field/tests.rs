@@ -12,7 +12,7 @@ fn reads(rule: &str, kind: &str) -> Vec<String> {
     };
     unguarded_reads(rule, &Risky::for_target(api, kind))
         .into_iter()
-        .map(|u| format!("{}@{}", u.path.join("."), &rule[u.span]))
+        .map(|u| format!("{}@{}", u.path().join("."), &rule[u.span]))
         .collect()
 }
 
@@ -190,7 +190,7 @@ fn the_analysis_is_linear_in_the_rule() {
     let risky = Risky::for_target("apps/v1", "Deployment");
     let (small, small_work) = analyse_text(&rule(100), &risky);
     let (large, large_work) = analyse_text(&rule(2000), &risky);
-    let paths = |found: &[Unguarded]| found.iter().map(|u| u.path.join(".")).collect::<Vec<_>>();
+    let paths = |found: &[Unguarded]| found.iter().map(|u| u.path().join(".")).collect::<Vec<_>>();
     assert_eq!(paths(&small), ["status.readyReplicas"]);
     assert_eq!(paths(&large), ["status.readyReplicas"]);
     assert!(small_work > 0);
