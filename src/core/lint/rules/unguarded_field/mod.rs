@@ -1,9 +1,10 @@
 //! KSM204: a readiness rule reads a status field that Kubernetes omits (zero values, or
 //! before the controller's first status write) without a `has()` guard.
 //!
-//! The analysis walks the rule's AST carrying the set of paths known to be present. CEL's
-//! `&&` and `||` are commutative for errors (`err && false` is false), so a guard on either
-//! side protects the other; a ternary's condition guards its branches.
+//! The analysis walks the rule's compiled tree (where `self` is the variable in slot 0, and
+//! its selection chains are fused paths) carrying the set of paths known to be present.
+//! CEL's `&&` and `||` are commutative for errors (`err && false` is false), so a guard on
+//! either side protects the other; a ternary's condition guards its branches.
 
 use std::collections::HashMap;
 use std::ops::Range;
