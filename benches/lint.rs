@@ -9,10 +9,18 @@
 //! - `saphyr events`: raw saphyr-parser event iteration (the floor of any YAML parse);
 //! - `parse`: `diag::yaml::parse_documents` (events to our node tree, with spans);
 //! - `load`: `core::objects::load` (parse + JSON conversion + object checks);
-//! - `lint`: `core::lint::lint_source` (load + every lint check).
+//! - `lint`: `core::lint::lint_source` (load + every lint check);
+//! - `lint (every rule unique)`: the same documents with every rule text different.
+//!
+//! And, in the group `lint ratio`, `every rule unique ÷ shared`: the two lints timed
+//! iteration by iteration, one after the other, and reported as a time whose seconds are
+//! the ratio of their times. Each of the two benchmarks above runs for seconds after the
+//! other: on a machine whose speed changes over seconds (a shared VM) their ratio is that
+//! of two different machines; interleaved, both see the same one.
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use saphyr_parser::Parser;
@@ -138,6 +146,26 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("lint (every rule unique)", |b| {
         b.iter(|| lint_source(black_box(&unique), &linter))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("lint ratio");
+    g.sample_size(10);
+    g.bench_function("every rule unique ÷ shared", |b| {
+        b.iter_custom(|iters| {
+            let (mut unique_time, mut shared_time) = (Duration::ZERO, Duration::ZERO);
+            for _ in 0..iters {
+                let start = Instant::now();
+                black_box(lint_source(black_box(&unique), &linter));
+                unique_time += start.elapsed();
+                let start = Instant::now();
+                black_box(lint_source(black_box(&source), &linter));
+                shared_time += start.elapsed();
+            }
+            // Seconds per iteration = the ratio.
+            let ratio = unique_time.as_secs_f64() / shared_time.as_secs_f64();
+            Duration::from_secs_f64(ratio * iters as f64)
+        })
     });
     g.finish();
 }

@@ -9,8 +9,8 @@ pub mod suppress;
 
 use std::borrow::Borrow;
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -113,15 +113,22 @@ impl Default for Linter {
 /// provisioners of one SMP, the SMPs of a repository), and compiling and analysing a rule are
 /// the costliest steps of linting one. Only short keys are remembered, at most
 /// [`MEMO_MAX_ENTRIES`] of them; the memo starts afresh when full.
+///
+/// A key is remembered the second time it is asked for: the first time, only its hash is
+/// noted. Rules that never repeat (every rule text different) then cost no copy of their key
+/// and are not kept alive by the memo, and a repeated rule costs one more run of `f`.
 #[derive(Debug)]
 pub(crate) struct Memo<K, V> {
     map: RefCell<HashMap<K, V, BuildHasherDefault<FxHasher>>>,
+    /// The hashes of the keys asked for once (at most [`MEMO_MAX_SEEN`], then afresh).
+    seen: RefCell<HashSet<u64, BuildHasherDefault<FxHasher>>>,
 }
 
 impl<K, V> Default for Memo<K, V> {
     fn default() -> Self {
         Memo {
             map: RefCell::new(HashMap::default()),
+            seen: RefCell::new(HashSet::default()),
         }
     }
 }
@@ -129,9 +136,11 @@ impl<K, V> Default for Memo<K, V> {
 /// Rule texts longer than this (in bytes) are not remembered.
 pub(crate) const MEMO_MAX_RULE_BYTES: usize = 1024;
 const MEMO_MAX_ENTRIES: usize = 256;
+const MEMO_MAX_SEEN: usize = 4096;
 
 impl<K: Eq + Hash, V: Clone> Memo<K, V> {
-    /// The value of `key`, made by `f` if not remembered; the key is copied only then.
+    /// The value of `key`, made by `f` if not remembered; the key is copied only when
+    /// remembered.
     pub(crate) fn get_or_insert_with<Q>(&self, key: &Q, f: impl FnOnce() -> V) -> V
     where
         K: Borrow<Q>,
@@ -141,12 +150,26 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
             return v.clone();
         }
         let v = f();
+        let hash = BuildHasherDefault::<FxHasher>::default().hash_one(key);
+        let mut seen = self.seen.borrow_mut();
+        if seen.len() >= MEMO_MAX_SEEN {
+            seen.clear();
+        }
+        if seen.insert(hash) {
+            return v;
+        }
         let mut map = self.map.borrow_mut();
         if map.len() >= MEMO_MAX_ENTRIES {
             map.clear();
         }
         map.insert(key.to_owned(), v.clone());
         v
+    }
+
+    /// How many keys are remembered.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.map.borrow().len()
     }
 }
 
@@ -453,5 +476,38 @@ pub(crate) mod test_support {
             .into_iter()
             .filter(|l| l.starts_with(code))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod memo_tests {
+    use std::cell::Cell;
+
+    use super::Memo;
+
+    #[test]
+    fn a_key_is_remembered_the_second_time_it_is_asked_for() {
+        let memo: Memo<String, usize> = Memo::default();
+        let runs = Cell::new(0);
+        let value = |k: &str| {
+            memo.get_or_insert_with(k, || {
+                runs.set(runs.get() + 1);
+                k.len()
+            })
+        };
+        assert_eq!(value("abc"), 3);
+        assert_eq!((runs.get(), memo.len()), (1, 0));
+        assert_eq!(value("abc"), 3);
+        assert_eq!((runs.get(), memo.len()), (2, 1));
+        assert_eq!(value("abc"), 3);
+        assert_eq!(value("abc"), 3);
+        assert_eq!(runs.get(), 2);
+        // Keys asked for once are not kept (but for the few whose hash an earlier key had:
+        // the hash is not keyed, and such keys are remembered the first time).
+        for i in 0..10_000 {
+            value(&format!("rule {i}"));
+        }
+        assert_eq!(runs.get(), 10_002);
+        assert!(memo.len() <= 500, "{}", memo.len());
     }
 }
