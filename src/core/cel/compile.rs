@@ -400,12 +400,14 @@ fn compile_parsed(
         }];
         return Err(error);
     }
+    let built = build(&tree, decls, options, true);
+    parse::recycle(tree);
     let Built {
         root,
         slot_count,
         result_type,
         plan_error,
-    } = build(&tree, decls, options, true)?;
+    } = built?;
     let compiled = CompiledRule {
         source: source.to_string(),
         root,

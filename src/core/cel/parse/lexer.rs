@@ -65,11 +65,19 @@ pub(super) struct LexError;
 
 /// The tokens of `source`, ending with `Eof`; whitespace and comments are left out.
 pub(super) fn tokens(source: &str) -> Result<Vec<Token>, LexError> {
+    let mut out = Vec::new();
+    tokens_into(source, &mut out)?;
+    Ok(out)
+}
+
+/// [`tokens`] into `out` (emptied first).
+pub(super) fn tokens_into(source: &str, out: &mut Vec<Token>) -> Result<(), LexError> {
+    out.clear();
     if source.len() > u32::MAX as usize - 1 {
         return Err(LexError);
     }
     let b = source.as_bytes();
-    let mut out = Vec::with_capacity(source.len() / 2 + 1);
+    out.reserve(source.len() / 2 + 1);
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
@@ -99,7 +107,7 @@ pub(super) fn tokens(source: &str) -> Result<Vec<Token>, LexError> {
         start: b.len() as u32,
         end: b.len() as u32,
     });
-    Ok(out)
+    Ok(())
 }
 
 fn token_at(b: &[u8], i: usize) -> Result<(Kind, usize), LexError> {

@@ -41,13 +41,13 @@ impl Tree<'_> {
 
 pub(super) struct Parser<'s> {
     source: &'s str,
-    tokens: Vec<Token>,
+    pub tokens: Vec<Token>,
     pos: usize,
     pub tree: Tree<'s>,
     /// The children of the lists under way (arguments, elements, terms), in order.
-    stack: Vec<Id>,
+    pub stack: Vec<Id>,
     /// The operators of the `&&` / `||` chains under way.
-    ops: Vec<Id>,
+    pub ops: Vec<Id>,
     macros: bool,
     /// `expr` rules open, and the most that may be (the crate's recursion limit).
     depth: u32,
@@ -78,9 +78,13 @@ fn reserved(name: &str) -> bool {
 
 impl<'s> Parser<'s> {
     /// `max_recursion_depth` is the value given to the crate's parser of the same name.
+    /// A parser of `source`'s `tokens`, into `tree` (empty, kept for its capacity), with
+    /// the stacks given (kept for theirs).
     pub fn new(
         source: &'s str,
         tokens: Vec<Token>,
+        tree: Tree<'s>,
+        [stack, ops]: [Vec<Id>; 2],
         macros: bool,
         max_recursion_depth: u16,
     ) -> Self {
@@ -92,7 +96,7 @@ impl<'s> Parser<'s> {
             u32::from(max_recursion_depth) + 1
         };
         // About a node per token (fewer for brackets, more for macros).
-        let mut tree = Tree::new(source);
+        let mut tree = tree;
         tree.nodes.reserve(tokens.len() + tokens.len() / 2);
         tree.lists.reserve(tokens.len());
         Parser {
@@ -100,8 +104,8 @@ impl<'s> Parser<'s> {
             tokens,
             pos: 0,
             tree,
-            stack: Vec::with_capacity(16),
-            ops: Vec::with_capacity(8),
+            stack,
+            ops,
             macros,
             depth: 0,
             max_depth,
