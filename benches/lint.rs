@@ -3,7 +3,8 @@
 //! One multi-document source of `DOCS` SMPs, each with 4 readiness rules (the adapter and
 //! three provisioners; guarded and unguarded rules as real SMPs have them), provisionerCRDs
 //! and a selector. Everything runs on the calling thread; run under `taskset -c 0` for a
-//! one-core figure.
+//! one-core figure. With `KSM_BENCH_WRITE=DIR`, the sources are also written to
+//! `DIR/bench.yaml` and `DIR/bench-unique.yaml`.
 //!
 //! Benchmarks (throughput in documents):
 //! - `saphyr events`: raw saphyr-parser event iteration (the floor of any YAML parse);
@@ -105,6 +106,14 @@ pub fn smp_stream(n: usize, unique: bool) -> String {
 fn bench(c: &mut Criterion) {
     let source: Arc<Source> = Source::new("bench.yaml", smp_stream(DOCS, false));
     let unique: Arc<Source> = Source::new("bench-unique.yaml", smp_stream(DOCS, true));
+    // KSM_BENCH_WRITE=DIR: the two sources written there too, to time the whole binary on
+    // them (BENCHMARKS.md).
+    if let Some(dir) = std::env::var_os("KSM_BENCH_WRITE") {
+        let dir = std::path::Path::new(&dir);
+        for src in [&source, &unique] {
+            std::fs::write(dir.join(src.name()), src.text()).expect("KSM_BENCH_WRITE is writable");
+        }
+    }
     let linter = Linter::default();
 
     // Sanity: every document is an SMP that lint checks, and the unguarded rules are found

@@ -31,7 +31,10 @@ pub(crate) fn parse(
     let mut tree = Tree::new(source);
     tree.nodes = std::mem::take(&mut spare.nodes);
     tree.lists = std::mem::take(&mut spare.lists);
-    let stacks = [std::mem::take(&mut spare.stack), std::mem::take(&mut spare.ops)];
+    let stacks = [
+        std::mem::take(&mut spare.stack),
+        std::mem::take(&mut spare.ops),
+    ];
     let tokens = std::mem::take(&mut spare.tokens);
     let mut p = parser::Parser::new(source, tokens, tree, stacks, macros, max_recursion_depth);
     let parsed = p.start();
