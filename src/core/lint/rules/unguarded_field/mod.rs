@@ -163,16 +163,11 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
 
 /// The rule with `has()` guards in front, as the fix to show.
 fn guarded_rule(site: &RuleSite, found: &[Unguarded]) -> String {
-    let mut guards: Vec<String> = Vec::new();
-    for r in found {
-        // Guard every prefix that may be missing, outermost first.
-        for depth in r.risky_from..=r.path().len() {
-            let g = format!("has(self.{})", r.path()[..depth].join("."));
-            if !guards.contains(&g) {
-                guards.push(g);
-            }
-        }
-    }
+    // One guard per path that may be missing (the findings' paths are distinct).
+    let guards: Vec<String> = found
+        .iter()
+        .map(|r| format!("has(self.{})", r.path().join(".")))
+        .collect();
     let body = site.text.trim();
     let needs_parens = body.contains("||") || body.contains('?');
     let body = if needs_parens {
@@ -237,23 +232,21 @@ struct Prefix {
     len: usize,
 }
 
-impl Unguarded {
-    /// The risky prefix of the read, e.g. `["status", "readyReplicas"]`.
-    fn path(&self) -> &[&'static str] {
-        &self.prefix.segments[..self.prefix.len]
-    }
-}
-
 /// A read of a path that may be missing.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Unguarded {
-    /// The risky prefix of the read, e.g. `["status", "readyReplicas"]`.
+    /// The risky prefix of the read, e.g. `["status", "readyReplicas"]` (`status` is always
+    /// present on built-in kinds, so only `status.<field>` is guarded there).
     prefix: Prefix,
-    /// The first segment index that may be missing (for guards: `status` is always present
-    /// on built-in kinds, so only `status.<field>` is guarded there).
-    risky_from: usize,
     /// Byte range in the rule text.
     span: Range<usize>,
+}
+
+impl Unguarded {
+    /// The risky prefix of the read.
+    fn path(&self) -> &[&'static str] {
+        &self.prefix.segments[..self.prefix.len]
+    }
 }
 
 /// [`analyse`] of a rule site, remembered by the linter: the result depends only on the rule
@@ -519,10 +512,6 @@ impl<'a> Walker<'a> {
         if self.known(&path[..prefix.len]) {
             return;
         }
-        let risky_from = match self.risky {
-            Risky::Status => 1,
-            Risky::Fields(_) => 2,
-        };
         let Some(span) = self.chain_span(e, prefix.len) else {
             return;
         };
@@ -531,11 +520,7 @@ impl<'a> Walker<'a> {
         match self.found.iter_mut().find(|u| u.prefix == prefix) {
             Some(u) if u.span.start <= span.start => {}
             Some(u) => u.span = span,
-            None => self.found.push(Unguarded {
-                prefix,
-                risky_from,
-                span,
-            }),
+            None => self.found.push(Unguarded { prefix, span }),
         }
     }
 
