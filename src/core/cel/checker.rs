@@ -357,13 +357,19 @@ impl Checker {
         let first_var = self.next_var;
         let result = self.overloads(span, name, function, has_target, base);
         if let Ok(None) = typed {
+            let (result, narrowed, only) = result.clone();
+            let typing = calls::Typing {
+                result,
+                narrowed,
+                only,
+                fresh: self.next_var - first_var,
+            };
             calls::remember(
                 function,
                 has_target,
                 &self.arg_types[base..],
                 &self.mapping,
-                self.next_var - first_var,
-                &result,
+                typing,
             );
         }
         result
@@ -497,49 +503,35 @@ mod calls {
     use super::super::types::{self, CelType, Mapping};
     use crate::core::fxhash::FxHasher;
 
-    /// The typing remembered: the call's result, overloads, and the fresh parameters its
-    /// check took.
-    pub(super) struct Typed {
-        function: usize,
-        has_target: bool,
-        args: Box<[CelType]>,
+    /// A call's typing: its result, overloads, and the fresh parameters its check took.
+    #[derive(Clone)]
+    pub(super) struct Typing {
         pub result: CelType,
         pub narrowed: Option<&'static Overload>,
         pub only: Option<u8>,
         pub fresh: u32,
     }
 
-    /// Forgets every call remembered by this thread.
-    #[cfg(test)]
-    pub(super) fn forget() {
-        CALLS.with(|calls| calls.borrow_mut().clear());
+    /// A typing remembered, with its call (the map's key is the call's hash).
+    struct Remembered {
+        function: usize,
+        has_target: bool,
+        args: Box<[CelType]>,
+        typing: Typing,
     }
 
     /// Calls remembered by a thread, at most this many (then afresh).
     const MAX_CALLS: usize = 4096;
 
     thread_local! {
-        static CALLS: RefCell<HashMap<u64, Typed, BuildHasherDefault<Identity>>> =
+        static CALLS: RefCell<HashMap<u64, Remembered, BuildHasherDefault<FxHasher>>> =
             RefCell::new(HashMap::default());
     }
 
-    /// The key's hash is the map's key (the entry keeps the key to compare): a `u64` is its
-    /// own hash.
-    #[derive(Default)]
-    struct Identity(u64);
-
-    impl Hasher for Identity {
-        fn write(&mut self, bytes: &[u8]) {
-            for b in bytes {
-                self.0 = self.0.rotate_left(8) ^ u64::from(*b);
-            }
-        }
-        fn write_u64(&mut self, i: u64) {
-            self.0 = i;
-        }
-        fn finish(&self) -> u64 {
-            self.0
-        }
+    /// Forgets every call remembered by this thread.
+    #[cfg(test)]
+    pub(super) fn forget() {
+        CALLS.with(|calls| calls.borrow_mut().clear());
     }
 
     /// The argument types as they stand, if none is or holds a type parameter.
@@ -555,22 +547,26 @@ mod calls {
         Some(out)
     }
 
+    fn address(function: &'static Function) -> usize {
+        function as *const Function as usize
+    }
+
     fn hash(function: &'static Function, has_target: bool, args: &[CelType]) -> u64 {
         let mut h = FxHasher::default();
-        (function as *const Function as usize).hash(&mut h);
+        address(function).hash(&mut h);
         has_target.hash(&mut h);
         args.hash(&mut h);
         h.finish()
     }
 
-    /// What the call's typing is if remembered (`Ok(Some)`), `Ok(None)` if it may be
-    /// remembered once made, `Err` if it may not (a type parameter in the arguments).
+    /// The call's typing if remembered (`Ok(Some)`), `Ok(None)` if it may be remembered once
+    /// made, `Err` if it may not (a type parameter in the arguments).
     pub(super) fn typed(
         function: &'static Function,
         has_target: bool,
         args: &[CelType],
         mapping: &Mapping,
-    ) -> Result<Option<Typed>, ()> {
+    ) -> Result<Option<Typing>, ()> {
         if args.iter().all(|t| !t.has_param()) {
             return Ok(lookup(function, has_target, args));
         }
@@ -578,23 +574,14 @@ mod calls {
         Ok(lookup(function, has_target, &args))
     }
 
-    fn lookup(function: &'static Function, has_target: bool, args: &[CelType]) -> Option<Typed> {
+    fn lookup(function: &'static Function, has_target: bool, args: &[CelType]) -> Option<Typing> {
         let key = hash(function, has_target, args);
         CALLS.with(|calls| {
             let calls = calls.borrow();
-            let t = calls.get(&key)?;
-            let same = t.function == function as *const Function as usize
-                && t.has_target == has_target
-                && *t.args == *args;
-            same.then(|| Typed {
-                function: t.function,
-                has_target,
-                args: Box::default(),
-                result: t.result.clone(),
-                narrowed: t.narrowed,
-                only: t.only,
-                fresh: t.fresh,
-            })
+            let r = calls.get(&key)?;
+            let same =
+                r.function == address(function) && r.has_target == has_target && *r.args == *args;
+            same.then(|| r.typing.clone())
         })
     }
 
@@ -605,11 +592,9 @@ mod calls {
         has_target: bool,
         args: &[CelType],
         mapping: &Mapping,
-        fresh: u32,
-        typed: &(CelType, Option<&'static Overload>, Option<u8>),
+        typing: Typing,
     ) {
-        let (result, narrowed, only) = typed;
-        if *result == CelType::Error || result.has_param() {
+        if typing.result == CelType::Error || typing.result.has_param() {
             return;
         }
         let Some(args) = ground(args, mapping) else {
@@ -621,14 +606,11 @@ mod calls {
             if calls.len() >= MAX_CALLS {
                 calls.clear();
             }
-            calls.entry(key).or_insert(Typed {
-                function: function as *const Function as usize,
+            calls.entry(key).or_insert(Remembered {
+                function: address(function),
                 has_target,
                 args: args.into_boxed_slice(),
-                result: result.clone(),
-                narrowed: *narrowed,
-                only: *only,
-                fresh,
+                typing,
             });
         });
     }

@@ -233,10 +233,14 @@ pub enum Environment {
 }
 
 impl Environment {
-    pub fn declarations(self) -> Declarations {
+    pub fn declarations(self) -> &'static Declarations {
+        static READINESS: std::sync::LazyLock<Declarations> =
+            std::sync::LazyLock::new(Declarations::readiness);
+        static HEALTH: std::sync::LazyLock<Declarations> =
+            std::sync::LazyLock::new(Declarations::health);
         match self {
-            Environment::Readiness => Declarations::readiness(),
-            Environment::Health => Declarations::health(),
+            Environment::Readiness => &READINESS,
+            Environment::Health => &HEALTH,
         }
     }
 
@@ -334,15 +338,7 @@ pub fn compile_in(
     limits: &Limits,
     env: Environment,
 ) -> Result<CompiledRule, Vec<CompileError>> {
-    static READINESS: std::sync::LazyLock<Declarations> =
-        std::sync::LazyLock::new(Declarations::readiness);
-    static HEALTH: std::sync::LazyLock<Declarations> =
-        std::sync::LazyLock::new(Declarations::health);
-    let decls = match env {
-        Environment::Readiness => &READINESS,
-        Environment::Health => &HEALTH,
-    };
-    compile_with(rule, limits, decls, env.options())
+    compile_with(rule, limits, env.declarations(), env.options())
 }
 
 /// Compiles in a given environment with the given options.

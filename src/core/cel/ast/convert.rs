@@ -30,8 +30,6 @@ pub struct Converter<'s> {
     scopes: Vec<(&'s str, usize)>,
     pub slot_count: usize,
     strings_ext: bool,
-    /// The field names made so far, shared by the selections of the same name.
-    fields: Vec<Arc<str>>,
     /// The chain of selections being fused into a path.
     chain: Vec<(Id, &'s str)>,
     /// Whether paths from declared variables are made here (see
@@ -51,7 +49,6 @@ impl<'s> Converter<'s> {
             scopes: Vec::new(),
             slot_count,
             strings_ext,
-            fields: Vec::new(),
             chain: Vec::new(),
             direct_paths: true,
             errors: Vec::new(),
@@ -167,13 +164,10 @@ impl<'s> Converter<'s> {
         self.parenthesized(span)
     }
 
-    /// A field name, shared with the selections of the same name made before (in this rule,
-    /// or in the rules this thread compiled: rules select the same few fields).
-    fn field(&mut self, name: &str) -> Arc<str> {
-        if let Some(f) = self.fields.iter().find(|f| ***f == *name) {
-            return f.clone();
-        }
-        let f = FIELDS.with(|fields| {
+    /// A field name, shared with the selections of the same name made before by this
+    /// thread (rules select the same few fields).
+    fn field(name: &str) -> Arc<str> {
+        FIELDS.with(|fields| {
             let mut fields = fields.borrow_mut();
             if let Some(f) = fields.get(name) {
                 return f.clone();
@@ -186,11 +180,7 @@ impl<'s> Converter<'s> {
                 fields.insert(f.clone());
             }
             f
-        });
-        if self.fields.len() < 64 {
-            self.fields.push(f.clone());
-        }
-        f
+        })
     }
 
     /// `v.f1.f2...` (no `has()`) from a declared variable whose type lets every selection
@@ -199,8 +189,7 @@ impl<'s> Converter<'s> {
     /// directly. None for any other expression.
     fn declared_path(&mut self, e: Id) -> Option<Node> {
         let tree = self.tree;
-        let mut chain = std::mem::take(&mut self.chain);
-        chain.clear();
+        self.chain.clear();
         let mut cur = e;
         let root = loop {
             match tree.kind(cur) {
@@ -209,14 +198,11 @@ impl<'s> Converter<'s> {
                     field,
                     test: false,
                 } => {
-                    chain.push((cur, tree.name(field)));
+                    self.chain.push((cur, tree.name(field)));
                     cur = *operand;
                 }
                 PKind::Ident(name) => break tree.name(name),
-                _ => {
-                    self.chain = chain;
-                    return None;
-                }
+                _ => return None,
             }
         };
         let slot = self
@@ -224,7 +210,7 @@ impl<'s> Converter<'s> {
             .filter(|slot| *slot < self.declared.len());
         let selectable = slot.is_some_and(|slot| {
             let mut t = &self.declared[slot].1;
-            chain.iter().all(|_| match t {
+            self.chain.iter().all(|_| match t {
                 CelType::Map(_, v) => {
                     t = v;
                     true
@@ -235,19 +221,17 @@ impl<'s> Converter<'s> {
         });
         let (Some(slot), true) = (slot, selectable && !self.may_name_a_dotted_declaration(e))
         else {
-            self.chain = chain;
             return None;
         };
         // The spans as the selections' conversions make them, from the variable out.
         let mut span = self.finish_span(NO_SPAN, self.own_span(cur));
-        let mut fields = Vec::with_capacity(chain.len());
-        for &(id, field) in chain.iter().rev() {
+        let mut fields = Vec::with_capacity(self.chain.len());
+        for &(id, field) in self.chain.iter().rev() {
             let own = self.own_span(id);
             span = self.select_span_over(span, own.clone(), field, false);
             span = self.finish_span(span, own);
-            fields.push(self.field(field));
+            fields.push(Self::field(field));
         }
-        self.chain = chain;
         Some(Node {
             span,
             kind: Kind::path(slot, fields.into_boxed_slice()),
@@ -389,7 +373,7 @@ impl<'s> Converter<'s> {
                     scalar: false,
                     kind: Kind::Select {
                         operand: Box::new(operand),
-                        field: self.field(field),
+                        field: Self::field(field),
                         test,
                     },
                 }

@@ -23,47 +23,64 @@ pub(crate) fn parse(
     macros: bool,
     max_recursion_depth: u16,
 ) -> Result<Tree<'_>, Rejected> {
-    let mut spare = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
-    if lexer::tokens_into(source, &mut spare.tokens).is_err() {
-        give_back(spare);
+    let Spare {
+        mut tokens,
+        nodes,
+        lists,
+        stack,
+        ops,
+    } = SPARE.with(|s| s.take());
+    if lexer::tokens_into(source, &mut tokens).is_err() {
+        give_back(Spare {
+            tokens,
+            nodes,
+            lists,
+            stack,
+            ops,
+        });
         return Err(Rejected);
     }
     let mut tree = Tree::new(source);
-    tree.nodes = std::mem::take(&mut spare.nodes);
-    tree.lists = std::mem::take(&mut spare.lists);
-    let stacks = [
-        std::mem::take(&mut spare.stack),
-        std::mem::take(&mut spare.ops),
-    ];
-    let tokens = std::mem::take(&mut spare.tokens);
-    let mut p = parser::Parser::new(source, tokens, tree, stacks, macros, max_recursion_depth);
+    tree.nodes = nodes;
+    tree.lists = lists;
+    let mut p = parser::Parser::new(
+        source,
+        tokens,
+        tree,
+        [stack, ops],
+        macros,
+        max_recursion_depth,
+    );
     let parsed = p.start();
     let parser::Parser {
         tokens,
         stack,
         ops,
-        tree,
+        mut tree,
         ..
     } = p;
-    spare.tokens = tokens;
-    spare.stack = stack;
-    spare.ops = ops;
-    match parsed {
-        Ok(_) => {
-            give_back(spare);
-            Ok(tree)
-        }
-        Err(e) => {
-            recycle(tree);
-            give_back(spare);
-            Err(e)
-        }
-    }
+    let rejected = parsed.is_err();
+    give_back(Spare {
+        tokens,
+        stack,
+        ops,
+        // A rejected rule's tree goes back too; an accepted one, once converted (`recycle`).
+        nodes: if rejected {
+            std::mem::take(&mut tree.nodes)
+        } else {
+            Vec::new()
+        },
+        lists: if rejected {
+            std::mem::take(&mut tree.lists)
+        } else {
+            Vec::new()
+        },
+    });
+    parsed.map(|_| tree)
 }
 
 /// The vectors of a parse, kept by each thread for the next one (a compile takes a few
-/// microseconds: allocating them anew was a good part of it). Kept only up to this many
-/// entries each.
+/// microseconds: allocating them anew was a good part of it).
 #[derive(Default)]
 struct Spare {
     tokens: Vec<lexer::Token>,
@@ -73,48 +90,38 @@ struct Spare {
     ops: Vec<tree::Id>,
 }
 
+/// The largest capacity kept of each vector (a long rule's are dropped).
 const SPARE_MAX: usize = 1 << 12;
 
 thread_local! {
     static SPARE: std::cell::RefCell<Spare> = std::cell::RefCell::new(Spare::default());
 }
 
+/// Keeps the vectors given for the next parse of this thread, each emptied, where larger
+/// than the one kept and not too large.
 fn give_back(spare: Spare) {
-    let fits = |len: usize| len <= SPARE_MAX;
-    let spare = Spare {
-        tokens: keep(spare.tokens, fits),
-        nodes: Vec::new(),
-        lists: Vec::new(),
-        stack: keep(spare.stack, fits),
-        ops: keep(spare.ops, fits),
-    };
+    fn keep<T>(kept: &mut Vec<T>, mut v: Vec<T>) {
+        if v.capacity() <= SPARE_MAX && v.capacity() > kept.capacity() {
+            v.clear();
+            *kept = v;
+        }
+    }
     SPARE.with(|s| {
         let mut s = s.borrow_mut();
-        s.tokens = spare.tokens;
-        s.stack = spare.stack;
-        s.ops = spare.ops;
+        keep(&mut s.tokens, spare.tokens);
+        keep(&mut s.nodes, spare.nodes);
+        keep(&mut s.lists, spare.lists);
+        keep(&mut s.stack, spare.stack);
+        keep(&mut s.ops, spare.ops);
     });
-}
-
-/// The vector emptied, if its capacity is one to keep.
-fn keep<T>(mut v: Vec<T>, fits: impl Fn(usize) -> bool) -> Vec<T> {
-    v.clear();
-    if fits(v.capacity()) { v } else { Vec::new() }
 }
 
 /// Gives a tree's vectors back for the next parse of this thread (the tree is dropped).
 pub(crate) fn recycle(tree: Tree<'_>) {
-    let fits = |len: usize| len <= SPARE_MAX;
-    let nodes = keep(tree.nodes, fits);
-    let lists = keep(tree.lists, fits);
-    SPARE.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.nodes.capacity() < nodes.capacity() {
-            s.nodes = nodes;
-        }
-        if s.lists.capacity() < lists.capacity() {
-            s.lists = lists;
-        }
+    give_back(Spare {
+        nodes: tree.nodes,
+        lists: tree.lists,
+        ..Spare::default()
     });
 }
 

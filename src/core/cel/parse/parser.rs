@@ -239,16 +239,7 @@ impl<'s> Parser<'s> {
         } else {
             self.balanced(function, terms, ops, mid + 1, hi)
         };
-        let args = self.tree.make_list(&[left, right]);
-        let id = self.ops[ops + mid];
-        self.tree.set(
-            id,
-            PKind::Call {
-                func: Name::Static(function),
-                target: None,
-                args,
-            },
-        )
+        self.binary(self.ops[ops + mid], function, left, right)
     }
 
     /// `relation : calc | relation op relation` (one level, left to right).
@@ -268,7 +259,7 @@ impl<'s> Parser<'s> {
             let t = self.bump();
             let id = self.tree.at(t);
             let rhs = self.additive()?;
-            lhs = self.binary(id, function, lhs, rhs)?;
+            lhs = self.binary(id, function, lhs, rhs);
         }
     }
 
@@ -283,7 +274,7 @@ impl<'s> Parser<'s> {
             let t = self.bump();
             let id = self.tree.at(t);
             let rhs = self.multiplicative()?;
-            lhs = self.binary(id, function, lhs, rhs)?;
+            lhs = self.binary(id, function, lhs, rhs);
         }
     }
 
@@ -299,7 +290,7 @@ impl<'s> Parser<'s> {
             let t = self.bump();
             let id = self.tree.at(t);
             let rhs = self.unary()?;
-            lhs = self.binary(id, function, lhs, rhs)?;
+            lhs = self.binary(id, function, lhs, rhs);
         }
     }
 
@@ -382,7 +373,7 @@ impl<'s> Parser<'s> {
                     }
                     let index = self.expr()?;
                     self.expect(Kind::RBracket)?;
-                    e = self.binary(id, "_[_]", e, index)?;
+                    e = self.binary(id, "_[_]", e, index);
                 }
                 _ => return Ok(e),
             }
@@ -650,16 +641,16 @@ impl<'s> Parser<'s> {
     }
 
     /// A binary operator's call (never a macro).
-    fn binary(&mut self, id: Id, function: &'static str, lhs: Id, rhs: Id) -> Parsed {
+    fn binary(&mut self, id: Id, function: &'static str, lhs: Id, rhs: Id) -> Id {
         let args = self.tree.make_list(&[lhs, rhs]);
-        Ok(self.tree.set(
+        self.tree.set(
             id,
             PKind::Call {
                 func: Name::Static(function),
                 target: None,
                 args,
             },
-        ))
+        )
     }
 
     /// A call whose arguments are on the stack from `args` (taken off), or its macro's
