@@ -211,6 +211,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('--bind-address', '--bind-address', [CompletionResultType]::ParameterName, 'Address of /metrics, /healthz and /readyz')
             [CompletionResult]::new('--source-timeout', '--source-timeout', [CompletionResultType]::ParameterName, 'How long a service may wait on a failing source (or a transient error) before it counts as Failed')
             [CompletionResult]::new('--resync', '--resync', [CompletionResultType]::ParameterName, 'Reconcile every ServiceSet at least this often, changes or not (0: only on changes)')
+            [CompletionResult]::new('--min-retry-delay', '--min-retry-delay', [CompletionResultType]::ParameterName, 'The first retry of a ServiceSet whose reconcile failed; each further failure doubles it')
+            [CompletionResult]::new('--max-retry-delay', '--max-retry-delay', [CompletionResultType]::ParameterName, 'The longest wait between two retries of a failing ServiceSet')
             [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'ServiceSets reconciled at the same time')
             [CompletionResult]::new('--watch-label-selector', '--watch-label-selector', [CompletionResultType]::ParameterName, 'Reconcile only the ServiceSets whose labels match (a shard, e.g. ''sharding.fluxcd.io/key in (shard1)''; the replica for the rest: ''!sharding.fluxcd.io/key''). The default Lease name then carries a hash of the selector: one leader per shard')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Log format')

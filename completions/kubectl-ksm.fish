@@ -180,6 +180,8 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l leader-e
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l bind-address -d 'Address of /metrics, /healthz and /readyz' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l source-timeout -d 'How long a service may wait on a failing source (or a transient error) before it counts as Failed' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l resync -d 'Reconcile every ServiceSet at least this often, changes or not (0: only on changes)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l min-retry-delay -d 'The first retry of a ServiceSet whose reconcile failed; each further failure doubles it' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l max-retry-delay -d 'The longest wait between two retries of a failing ServiceSet' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l concurrency -d 'ServiceSets reconciled at the same time' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l watch-label-selector -d 'Reconcile only the ServiceSets whose labels match (a shard, e.g. \'sharding.fluxcd.io/key in (shard1)\'; the replica for the rest: \'!sharding.fluxcd.io/key\'). The default Lease name then carries a hash of the selector: one leader per shard' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l log-format -d 'Log format' -r -f -a "json\t''

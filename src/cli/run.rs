@@ -47,6 +47,12 @@ pub struct RunArgs {
     /// Reconcile every ServiceSet at least this often, changes or not (0: only on changes)
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::api::duration::flag_or_zero)]
     pub resync: Duration,
+    /// The first retry of a ServiceSet whose reconcile failed; each further failure doubles it
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::api::duration::flag)]
+    pub min_retry_delay: Duration,
+    /// The longest wait between two retries of a failing ServiceSet
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::api::duration::flag)]
+    pub max_retry_delay: Duration,
     /// ServiceSets reconciled at the same time
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: u16,
@@ -65,6 +71,13 @@ pub fn run(args: &RunArgs, global: &GlobalArgs, _io: &mut Io) -> CliResult {
         Some(text) => Some(controller::Shard::parse(text).map_err(CliError::Fatal)?),
         None => None,
     };
+    if args.min_retry_delay > args.max_retry_delay {
+        return Err(CliError::Fatal(format!(
+            "--min-retry-delay ({}) is longer than --max-retry-delay ({})",
+            crate::api::duration::format_coarse(args.min_retry_delay),
+            crate::api::duration::format_coarse(args.max_retry_delay)
+        )));
+    }
     let opts = Options {
         provider: args.provider.clone(),
         leader_elect: args.leader_elect,
@@ -74,6 +87,10 @@ pub fn run(args: &RunArgs, global: &GlobalArgs, _io: &mut Io) -> CliResult {
         source_timeout: args.source_timeout,
         resync: args.resync,
         concurrency: args.concurrency,
+        retry: controller::RetryDelays {
+            min: args.min_retry_delay,
+            max: args.max_retry_delay,
+        },
         json_logs: args.log_format == "json",
         shard,
     };

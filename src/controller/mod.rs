@@ -66,12 +66,46 @@ pub struct Options {
     /// Reconcile every ServiceSet at least this often (0: only on changes).
     pub resync: Duration,
     pub concurrency: u16,
+    /// How long a failed reconcile waits before it is tried again.
+    pub retry: RetryDelays,
     /// JSON logs (else human-readable lines).
     pub json_logs: bool,
     /// The shard: only the ServiceSets whose labels match are reconciled (Flux's
     /// `--watch-label-selector`, with the `sharding.fluxcd.io/key` label). Every ServiceSet is
     /// still cached, so that decisions across ServiceSets see them all.
     pub shard: Option<Shard>,
+}
+
+/// The retries of a ServiceSet whose reconcile failed (Flux's `--min-retry-delay` and
+/// `--max-retry-delay`): exponential from `min`, doubling with each consecutive failure, up
+/// to `max`. A conflict (someone else wrote in between) is retried sooner for its first few
+/// times: reading again is all it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryDelays {
+    pub min: Duration,
+    pub max: Duration,
+}
+
+impl Default for RetryDelays {
+    fn default() -> Self {
+        RetryDelays {
+            min: Duration::from_millis(100),
+            max: Duration::from_secs(300),
+        }
+    }
+}
+
+impl RetryDelays {
+    /// The wait before the retry that follows the `failures`-th consecutive failure (from 1).
+    pub fn delay(&self, failures: u32, conflict: bool) -> Duration {
+        let n = failures.max(1);
+        let d = if conflict && n <= 3 {
+            self.min.saturating_mul(n)
+        } else {
+            self.min.saturating_mul(1u32 << (n - 1).min(20))
+        };
+        d.min(self.max)
+    }
 }
 
 /// A shard of the ServiceSets: a label selector, as text and parsed.
@@ -434,9 +468,21 @@ async fn control(
     let set_triggers = set_stream.applied_objects().filter(move |r| {
         std::future::ready(match r {
             Ok(s) => {
-                tracing::trace!(serviceset = %s.metadata.name.as_deref().unwrap_or(""),
-                    resource_version = %s.metadata.resource_version.as_deref().unwrap_or(""), "ServiceSet event");
-                shard_opts.in_shard(s.metadata.labels.as_ref())
+                let mine = shard_opts.in_shard(s.metadata.labels.as_ref());
+                let who = || {
+                    format!(
+                        "{}/{}",
+                        s.metadata.namespace.as_deref().unwrap_or(""),
+                        s.metadata.name.as_deref().unwrap_or("")
+                    )
+                };
+                let rv = s.metadata.resource_version.as_deref().unwrap_or("");
+                if mine {
+                    tracing::trace!(serviceset = %who(), resource_version = %rv, "ServiceSet event");
+                } else {
+                    debug!(serviceset = %who(), resource_version = %rv, "not in this replica's shard: no reconcile of its own");
+                }
+                mine
             }
             Err(_) => true,
         })

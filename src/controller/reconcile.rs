@@ -4,7 +4,7 @@
 //! ([`super::apply`]).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
@@ -22,6 +22,23 @@ use crate::diag::Severity;
 pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action, ReconcileError> {
     let started = Instant::now();
     let result = reconcile_once(&obj, &ctx).await;
+    if let Ok(next) = &result {
+        // What a reconcile saw and decided, for whoever follows the adapter (and for the
+        // tests, which wait on a reconcile of the version they wrote).
+        debug!(
+            serviceset = %format!("{}/{}", obj.metadata.namespace.as_deref().unwrap_or(""), obj.metadata.name.as_deref().unwrap_or("")),
+            resource_version = %obj.metadata.resource_version.as_deref().unwrap_or(""),
+            next = %match next {
+                Next::AwaitChange => "on change".to_string(),
+                Next::After(d) => format!("in {}", crate::api::duration::format_coarse(*d)),
+            },
+            "reconciled"
+        );
+    }
+    let result = result.map(|next| match next {
+        Next::AwaitChange => Action::await_change(),
+        Next::After(d) => Action::requeue(d),
+    });
     ctx.metrics
         .duration
         .observe(started.elapsed().as_secs_f64());
@@ -55,20 +72,19 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action,
 }
 
 /// Gather → plan → apply.
-pub async fn reconcile_once(obj: &DynamicObject, ctx: &Ctx) -> Result<Action, ReconcileError> {
+pub async fn reconcile_once(obj: &DynamicObject, ctx: &Ctx) -> Result<Next, ReconcileError> {
     // No decision from a half-filled cache (immediate once the caches are synced).
     // (`Store::wait_until_ready` wakes one waiter only; the run loop is that one.)
     leader::stopped(&mut ctx.synced.clone()).await;
     let Some(gathered) = gather::gather(obj, ctx).await else {
-        return Ok(Action::await_change());
+        return Ok(Next::AwaitChange);
     };
     let live: Vec<&Value> = gathered.live.iter().collect();
     let plan = adapter::plan(&gathered.inputs(&live, ctx.opts.source_timeout));
     log_findings(&gathered.set, &plan);
     match apply::apply(ctx, &gathered.set, &plan, &gathered.live).await? {
         Applied::Failed(e) => Err(e),
-        Applied::Done(Next::AwaitChange) => Ok(Action::await_change()),
-        Applied::Done(Next::After(d)) => Ok(Action::requeue(d)),
+        Applied::Done(next) => Ok(next),
     }
 }
 
@@ -82,7 +98,8 @@ fn log_findings(set: &Value, plan: &adapter::Plan) {
 }
 
 /// Retries: a conflict soon (someone else wrote in between: read again), other errors with
-/// an exponential backoff per ServiceSet.
+/// an exponential backoff per ServiceSet ([`super::RetryDelays`]: `--min-retry-delay`,
+/// `--max-retry-delay`).
 pub fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>) -> Action {
     let uid = obj.metadata.uid.clone().unwrap_or_default();
     let mut failures = ctx.failures.lock().unwrap_or_else(|e| e.into_inner());
@@ -93,16 +110,8 @@ pub fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>
         obj.metadata.namespace.as_deref().unwrap_or(""),
         obj.metadata.name.as_deref().unwrap_or("")
     );
-    let delay = match err {
-        // Someone else wrote in between: read again and retry at once (a little jitter).
-        ReconcileError::Conflict(_) if *n <= 3 => Duration::from_millis(100 * u64::from(*n)),
-        // Exponential from 100 ms (client-go's per-item limiter starts at 5 ms; an API
-        // server answering 5xx in a burst is back within seconds), up to 5 minutes.
-        _ => {
-            let exp = n.saturating_sub(1).min(12);
-            Duration::from_millis(100u64 << exp).min(Duration::from_secs(300))
-        }
-    };
+    let conflict = matches!(err, ReconcileError::Conflict(_));
+    let delay = ctx.opts.retry.delay(*n, conflict);
     warn!(serviceset = %who, attempt = *n, retry_in_ms = delay.as_millis() as u64, "{err}");
     Action::requeue(delay)
 }

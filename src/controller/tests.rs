@@ -12,7 +12,6 @@ use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response};
 use kube::Client;
 use kube::api::DynamicObject;
-use kube::runtime::controller::Action;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
@@ -151,6 +150,7 @@ fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
             source_timeout: Duration::from_secs(600),
             resync: Duration::ZERO,
             concurrency: 1,
+            retry: super::RetryDelays::default(),
             json_logs: false,
             shard: None,
         },
@@ -191,7 +191,7 @@ fn status_of(set: &Value, live: &[Value]) -> Value {
     .status
 }
 
-async fn reconcile(ctx: &Ctx, set: &Value) -> Result<Action, ReconcileError> {
+async fn reconcile(ctx: &Ctx, set: &Value) -> Result<adapter::Next, ReconcileError> {
     reconcile_once(&dynamic(set.clone()), ctx).await
 }
 
@@ -237,7 +237,7 @@ async fn a_new_service_set_gets_the_finalizer_then_its_status_then_its_helm_rele
         assert!(call["query"].as_str().unwrap().contains("force=true"));
         assert_eq!(call["body"]["kind"], "HelmRelease");
     });
-    assert_eq!(result.unwrap(), Action::await_change());
+    assert_eq!(result.unwrap(), adapter::Next::AwaitChange);
     server.done();
 }
 
@@ -261,7 +261,7 @@ async fn a_helm_release_out_of_sync_is_applied_again_and_nothing_else_is_written
             .await;
         assert_eq!(call["body"]["spec"]["interval"], "10m");
     });
-    assert_eq!(result.unwrap(), Action::await_change());
+    assert_eq!(result.unwrap(), adapter::Next::AwaitChange);
     server.done();
 }
 
@@ -284,7 +284,10 @@ async fn a_deleted_service_set_shows_deleting_then_deletes_its_objects_and_looks
             .await;
         assert_eq!(call["body"]["preconditions"]["uid"], "hr-uid");
     });
-    assert_eq!(result.unwrap(), Action::requeue(Duration::from_secs(2)));
+    assert_eq!(
+        result.unwrap(),
+        adapter::Next::After(Duration::from_secs(2))
+    );
     server.done();
 }
 
@@ -333,7 +336,7 @@ async fn once_nothing_remains_the_server_is_asked_then_the_finalizer_goes() {
         assert_eq!(call["body"]["reason"], "Deleted");
         assert_eq!(call["body"]["regarding"]["name"], "dev");
     });
-    assert_eq!(result.unwrap(), Action::await_change());
+    assert_eq!(result.unwrap(), adapter::Next::AwaitChange);
     server.done();
 }
 
@@ -358,4 +361,31 @@ async fn a_conflict_on_the_finalizer_reads_the_service_set_again_and_fails_for_a
     let again = ctx.written.freshest(set.clone());
     assert_eq!(again["metadata"]["resourceVersion"], "7");
     server.done();
+}
+
+#[test]
+fn retries_double_from_the_minimum_up_to_the_maximum() {
+    let ms = Duration::from_millis;
+    let r = super::RetryDelays::default();
+    let delays: Vec<Duration> = (1..=13).map(|n| r.delay(n, false)).collect();
+    assert_eq!(delays[..4], [ms(100), ms(200), ms(400), ms(800)]);
+    assert_eq!(delays[12], Duration::from_secs(300), "capped at 5m");
+    // A conflict: read again soon, a little later each time, then as any other error.
+    let conflicts: Vec<Duration> = (1..=5).map(|n| r.delay(n, true)).collect();
+    assert_eq!(conflicts, [ms(100), ms(200), ms(300), ms(800), ms(1600)]);
+    // Flags: a test's (or an impatient operator's) cap holds for every count, however large.
+    let short = super::RetryDelays {
+        min: ms(50),
+        max: ms(250),
+    };
+    assert_eq!(short.delay(3, false), ms(200));
+    for n in [4, 30, u32::MAX] {
+        assert_eq!(short.delay(n, false), ms(250));
+        assert_eq!(short.delay(n, true), ms(250));
+    }
+    assert_eq!(
+        short.delay(0, false),
+        ms(50),
+        "no failure counts as the first"
+    );
 }
