@@ -13,6 +13,10 @@ use fakeapi::FakeApiServer;
 use fakeapi_client::*;
 use serde_json::{Value, json};
 
+/// How long a kubectl command may take before the test calls it hung: a guard, not a measure
+/// (each takes well under a second on an idle machine).
+const PATIENCE: Duration = Duration::from_secs(120);
+
 /// Whether the tests run on CI (`CI` set, as GitHub Actions and most CI systems do).
 fn on_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
@@ -98,7 +102,7 @@ impl Kubectl {
     }
 
     fn run(&self, args: &[&str]) -> Out {
-        let o = self.run_for(args, Duration::from_secs(30));
+        let o = self.run_for(args, PATIENCE);
         assert!(o.ok, "kubectl {args:?} failed:\n{}\n{}", o.stdout, o.stderr);
         o
     }
@@ -230,10 +234,7 @@ fn kubectl_apply_get_patch_delete() {
 
     // SSA conflict: kubectl-patch now owns .spec.interval
     let changed = k.file("hr2.yaml", &HR_YAML.replace("interval: 5m", "interval: 7m"));
-    let c = k.run_for(
-        &["apply", "--server-side", "-f", &changed],
-        Duration::from_secs(30),
-    );
+    let c = k.run_for(&["apply", "--server-side", "-f", &changed], PATIENCE);
     assert!(!c.ok);
     assert!(
         c.stderr.contains("conflict with \"kubectl-patch\""),
@@ -332,8 +333,16 @@ fn kubectl_apply_get_patch_delete() {
         )
         .unwrap();
     assert!(hr["metadata"]["deletionTimestamp"].is_string());
-    let waiting = k.spawn(&["delete", "hr", "podinfo", "--timeout=20s"]);
-    std::thread::sleep(Duration::from_millis(500));
+    let waiting = k.spawn(&["delete", "hr", "podinfo", "--timeout=120s"]);
+    // kubectl deletes, then watches until the object is gone: the finalizer goes once it does.
+    let start = Instant::now();
+    while api.watch_count() == 0 {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "kubectl never waited for the deletion"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let mut hr = api
         .get(
             "helm.toolkit.fluxcd.io/v2",
@@ -355,7 +364,7 @@ fn kubectl_apply_get_patch_delete() {
         )
         .is_none()
     );
-    let gone = k.run_for(&["get", "hr", "podinfo"], Duration::from_secs(20));
+    let gone = k.run_for(&["get", "hr", "podinfo"], PATIENCE);
     assert!(
         !gone.ok && gone.stderr.contains("NotFound") || gone.stderr.contains("not found"),
         "{}",
@@ -391,11 +400,11 @@ fn kubectl_get_watch_receives_events() {
         "-w",
         "-o",
         "json",
-        "--request-timeout=8s",
+        "--request-timeout=120s",
     ]);
     // wait until the watch is open
     let start = Instant::now();
-    while api.watch_count() == 0 && start.elapsed() < Duration::from_secs(15) {
+    while api.watch_count() == 0 && start.elapsed() < PATIENCE {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(api.watch_count(), 1, "kubectl opened a watch");
@@ -410,14 +419,31 @@ fn kubectl_get_watch_receives_events() {
         .unwrap();
     modified["metadata"]["labels"] = json!({"seen": "yes"});
     api.update(modified).unwrap();
-    // give kubectl the events, then stop it
-    let start = Instant::now();
+    // Read what kubectl prints until both events are there (or it ends), then stop it.
     let mut child = watcher;
-    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(2) {
-        std::thread::sleep(Duration::from_millis(50));
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
+            if tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut out = String::new();
+    let start = Instant::now();
+    while !(out.contains("\"seen\": \"yes\"") && out.contains("\"name\": \"watched\"")) {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(bytes) => out.push_str(&String::from_utf8_lossy(&bytes)),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                assert!(start.elapsed() < PATIENCE, "{out}")
+            }
+        }
     }
     let _ = child.kill();
-    let out = String::from_utf8_lossy(&child.wait_with_output().unwrap().stdout).into_owned();
+    let _ = child.wait();
     assert!(out.contains("\"name\": \"watched\""), "{out}");
     assert!(
         out.contains("\"seen\": \"yes\""),

@@ -8,7 +8,7 @@ mod fakeapi;
 mod run_env;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fakeapi::{FakeApiServer, Fault};
 use run_env::*;
@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 #[test]
 fn converges_to_what_render_gives_then_writes_nothing() {
     let mut env = Env::seeded("converge");
-    env.start(&[]);
+    // Resyncs every 2 s: the steady state below spans some.
+    env.start(&["--resync", "2s"]);
     env.converged();
     assert_matches_render(&env);
     let set = env.set().unwrap();
@@ -46,15 +47,28 @@ fn converges_to_what_render_gives_then_writes_nothing() {
             .collect();
         assert_eq!(managers, ["kubectl-ksm"], "{}", name_of(&o));
     }
-    // The minimum: one finalizer patch, five applies, one status patch.
-    env.wait("the first status", |e| !e.writes().is_empty());
-    std::thread::sleep(Duration::from_millis(500));
+    // The minimum: one finalizer patch, five applies, one status patch. Two reconciles more
+    // (the events of its own writes, then a resync) have seen all of it and written nothing.
+    let seen = env.reconciled_versions(SET).len();
+    env.wait("two more reconciles", |e| {
+        e.reconciled_versions(SET).len() >= seen + 2
+    });
     let writes = env.writes();
     assert_eq!(writes.len(), 7, "{writes:#?}\n{}", env.log());
-    // Steady state: nothing more is written, even over resyncs and bookmarks.
+    // Steady state: nothing more is written over resyncs and bookmarks (the fake server
+    // sends one a second).
     env.server.clear_requests();
-    std::thread::sleep(Duration::from_secs(3));
+    let rv = s(&env.set().unwrap(), "/metadata/resourceVersion").to_string();
+    let seen = env.reconciled_versions(SET).len();
+    env.wait("two resyncs", |e| {
+        e.reconciled_versions(SET).len() >= seen + 2
+    });
     assert_eq!(env.writes(), Vec::<String>::new());
+    assert_eq!(
+        s(&env.set().unwrap(), "/metadata/resourceVersion"),
+        rv,
+        "the ServiceSet did not change"
+    );
 
     // The probes and the metrics.
     assert_eq!(env.get("/healthz").0, 200);
@@ -325,8 +339,7 @@ fn a_provider_not_ready_or_suspended_changes_no_flux_object() {
     let mut set = env.set().unwrap();
     set["spec"]["services"].as_array_mut().unwrap().pop();
     set["spec"]["services"][0]["values"] = "x: 1\n".into();
-    env.server.update(set).unwrap();
-    std::thread::sleep(Duration::from_secs(2));
+    env.update_set_and_wait(set);
     let strip = |v: &[Value]| -> Vec<(String, String)> {
         v.iter()
             .map(|o| (name_of(o), s(o, "/metadata/resourceVersion").to_string()))
@@ -344,7 +357,9 @@ fn a_provider_not_ready_or_suspended_changes_no_flux_object() {
         e.set()
             .is_some_and(|x| x["status"]["provider"] == json!({}))
     });
-    std::thread::sleep(Duration::from_secs(1));
+    // The reconcile that wrote it applied nothing before; the next one, which saw it,
+    // applies nothing either.
+    env.wait_reconciled(SET, s(&env.set().unwrap(), "/metadata/resourceVersion"));
     assert_eq!(strip(&env.flux()), strip(&before));
 
     // Ready again: it catches up.
@@ -401,50 +416,59 @@ fn configuration_errors_fail_the_service_without_looping() {
     let mut set = env.set().unwrap();
     set["spec"]["services"][1]["template"] = "missing-template".into();
     env.server.update(set).unwrap();
-    env.start(&[]);
+    // No resync: a reconcile that asks for no retry is then the last one until a change.
+    env.start(&["--resync", "0"]);
     let st = env.wait_state("baseline-policies", "Failed");
     assert!(
         s(&st, "/failureMessage").contains("missing-template not found"),
         "{st:#}"
     );
     env.wait("the other four", |e| e.flux().len() == 4);
-    std::thread::sleep(Duration::from_millis(500));
-    env.server.clear_requests();
-    std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(
-        env.writes(),
-        Vec::<String>::new(),
-        "no retry loop on a configuration error"
-    );
+    // The reconcile that saw its own status waits for a change: no retry loop on a
+    // configuration error (an error would be retried, and logged with its delay).
+    env.wait_reconciled(SET, s(&env.set().unwrap(), "/metadata/resourceVersion"));
+    let log = env.log();
+    let last = log
+        .lines()
+        .rfind(|l| l.contains(" reconciled "))
+        .unwrap_or_default();
+    assert!(last.contains("next=on change"), "{last}\n{log}");
+    assert!(!log.contains("retry_in_ms"), "{log}");
+    let applies = env
+        .writes()
+        .into_iter()
+        .filter(|w| w.contains("/helmreleases/") || w.contains("/kustomizations/"))
+        .count();
+    assert_eq!(applies, 4, "each object applied once: {:#?}", env.writes());
     env.stop();
 }
 
 #[test]
 fn converges_through_conflicts_server_errors_dropped_watches_and_a_restart() {
     let mut env = Env::seeded("faults");
-    env.server.inject(Fault::Status {
+    env.inject(Fault::Status {
         verb: Some("patch".into()),
         resource: Some("helmreleases".into()),
         code: 409,
         times: 2,
     });
-    env.server.inject(Fault::Status {
+    env.inject(Fault::Status {
         verb: Some("patch".into()),
         resource: Some("kustomizations".into()),
         code: 500,
         times: 3,
     });
-    env.server.inject(Fault::Status {
+    env.inject(Fault::Status {
         verb: Some("patch".into()),
         resource: Some("servicesets".into()),
         code: 409,
         times: 1,
     });
-    env.server.inject(Fault::DropWatch {
+    env.inject(Fault::DropWatch {
         resource: Some("helmreleases".into()),
         after_events: 1,
     });
-    env.server.inject(Fault::DropWatch {
+    env.inject(Fault::DropWatch {
         resource: Some("servicesets".into()),
         after_events: 1,
     });
@@ -488,25 +512,19 @@ fn only_the_leader_writes_and_a_standby_takes_over() {
         dir: env.dir.join("standby"),
         adapter: None,
         last_log: None,
+        delays: Delays::default(),
     };
     std::fs::create_dir_all(&standby.dir).unwrap();
     std::fs::copy(env.dir.join("kubeconfig"), standby.dir.join("kubeconfig")).unwrap();
     standby.start(&["--leader-elect", "--leader-election-namespace", NS]);
-    std::thread::sleep(Duration::from_secs(3));
-    assert!(
-        standby.log().contains("waiting for leadership"),
-        "{}",
-        standby.log()
-    );
+    standby.wait("the standby waiting", |e| {
+        e.log().contains("waiting for leadership")
+    });
     assert!(!standby.log().contains("leading"), "{}", standby.log());
 
-    // The leader stops and releases the lease: the standby leads at once and serves.
+    // The leader stops and releases the lease: the standby takes it at its next try and serves.
     assert_eq!(env.stop(), Some(0));
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !standby.log().contains("leading") {
-        assert!(Instant::now() < deadline, "{}", standby.log());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    standby.wait("the standby leading", |e| e.log().contains("leading"));
     let lease = env
         .server
         .get(

@@ -9,7 +9,7 @@ mod fakeapi;
 mod run_env;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fakeapi::{FakeApiServer, Fault};
 use run_env::*;
@@ -85,15 +85,14 @@ fn server_error_bursts_and_a_conflict_on_every_first_write() {
         ("list", "helmreleases", 503, 2),
         ("watch", "servicesets", 500, 2),
     ] {
-        env.server.inject(Fault::Status {
+        env.inject(Fault::Status {
             verb: Some(verb.into()),
             resource: Some(resource.into()),
             code,
             times,
         });
     }
-    env.server
-        .inject(Fault::ConflictOnFirstWrite { resource: None });
+    env.inject(Fault::ConflictOnFirstWrite { resource: None });
     env.start(&[]);
     assert_clean(&env, &stranger_rv);
     assert_matches_render(&env);
@@ -117,7 +116,7 @@ fn an_expired_watch_relists_and_a_list_cut_mid_body_is_retried() {
     let (mut env, stranger_rv) = seeded_with_stranger("expired");
     // The first lists of the ServiceSets and the HelmReleases are cut in the middle.
     for resource in ["servicesets", "helmreleases"] {
-        env.server.inject(Fault::DropList {
+        env.inject(Fault::DropList {
             resource: Some(resource.into()),
             times: 1,
         });
@@ -135,13 +134,15 @@ fn an_expired_watch_relists_and_a_list_cut_mid_body_is_retried() {
 
     // Watches end while the history is compacted past them: they cannot resume (410) and
     // must list again, which shows a change made meanwhile.
-    env.server.inject(Fault::Delay {
+    env.inject(Fault::Delay {
         verb: Some("watch".into()),
         resource: None,
         delay: Duration::from_millis(1500),
         times: 10,
     });
     env.server.clear_requests();
+    // Every watch (five kinds) ends and must list again.
+    env.delays.watch_failures += 5;
     env.server.drop_watches();
     let mut set = env.set().unwrap();
     let removed = format!("{SET}-{}", s(&set, "/spec/services/4/name"));
@@ -165,7 +166,7 @@ fn an_expired_watch_relists_and_a_list_cut_mid_body_is_retried() {
 fn killed_mid_reconcile_then_restarted_converges_without_orphans_or_duplicates() {
     let (mut env, stranger_rv) = seeded_with_stranger("sigkill");
     // Slow applies, so that the kill lands between the objects of one reconcile.
-    env.server.inject(Fault::Delay {
+    env.inject(Fault::Delay {
         verb: Some("patch".into()),
         resource: Some("helmreleases".into()),
         delay: Duration::from_millis(400),
@@ -198,19 +199,21 @@ fn an_unreachable_server_at_start_is_retried_with_backoff_and_not_ready_meanwhil
         .replace(&env.server.url(), &format!("http://127.0.0.1:{port}"));
     std::fs::write(env.dir.join("kubeconfig"), kubeconfig).unwrap();
     env.start(&[]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !env.log().contains("retry_in_ms") {
-        assert!(Instant::now() < deadline, "{}", env.log());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    // It backs off 1 s, 2 s, 4 s ... (what it decided, as it logs it: not how fast it went).
+    env.wait("two attempts", |e| {
+        e.log().matches("retry_in_ms").count() >= 2
+    });
     assert_eq!(env.get("/readyz").0, 503);
     assert_eq!(env.get("/healthz").0, 200, "alive: it is retrying");
-    std::thread::sleep(Duration::from_secs(2));
     let child = &mut env.adapter.as_mut().unwrap().child;
     assert!(child.try_wait().unwrap().is_none(), "still running");
-    let attempts = env.log().matches("retry_in_ms").count();
-    assert!(attempts >= 2, "{}", env.log());
-    assert!(attempts <= 4, "backs off (1 s, 2 s, 4 s ...): {attempts}");
+    let waits: Vec<u64> = env
+        .log()
+        .split("retry_in_ms=")
+        .skip(1)
+        .filter_map(|t| t.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+        .collect();
+    assert_eq!(waits[..2], [1000, 2000], "{}", env.log());
 
     // The server comes up where the adapter waits: it connects and converges.
     let server = FakeApiServer::builder().port(port).start();
@@ -226,11 +229,7 @@ fn an_unreachable_server_at_start_is_retried_with_backoff_and_not_ready_meanwhil
     let old = std::mem::replace(&mut env.server, server);
     drop(old);
     env.converged();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while env.get("/readyz").0 != 200 {
-        assert!(Instant::now() < deadline, "{}", env.log());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    env.wait("ready", |e| e.get("/readyz").0 == 200);
     assert_eq!(env.stop(), Some(0));
 }
 
@@ -253,4 +252,20 @@ fn no_kubeconfig_exits_2_at_once() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_retry_floor_above_its_ceiling_exits_2_at_once() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["run", "--provider", "ksm-flux"])
+        .args(["--min-retry-delay", "10s", "--max-retry-delay", "1s"])
+        .env_clear()
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--min-retry-delay (10s) is longer than --max-retry-delay (1s)"),
+        "{err}"
+    );
 }

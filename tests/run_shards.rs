@@ -4,8 +4,6 @@
 mod fakeapi;
 mod run_env;
 
-use std::time::Duration;
-
 use run_env::*;
 use serde_json::json;
 
@@ -23,7 +21,10 @@ fn a_shard_writes_only_its_service_sets_and_lets_go_of_one_moved_away() {
     ]);
     // Not in the shard: nothing written.
     env.wait("leading", |e| e.log().contains("leading"));
-    std::thread::sleep(Duration::from_secs(3));
+    let rv = rv_of(&env.set().unwrap());
+    env.wait("the ServiceSet seen outside the shard", |e| {
+        outside(e).iter().any(|v| *v >= rv)
+    });
     assert!(env.writes().is_empty(), "{:?}", env.writes());
     assert!(env.flux().is_empty());
     // One Lease per shard: the provider's name and a hash of the selector.
@@ -45,16 +46,26 @@ fn a_shard_writes_only_its_service_sets_and_lets_go_of_one_moved_away() {
     // Moved to another shard: this replica lets go; a change is no longer acted on.
     let mut set = env.set().unwrap();
     set["metadata"]["labels"][KEY] = json!("shard3");
-    env.server.update(set).unwrap();
-    std::thread::sleep(Duration::from_secs(1));
+    let moved = rv_of(&env.server.update(set).unwrap());
+    env.wait("the move seen", |e| outside(e).iter().any(|v| *v >= moved));
     env.server.clear_requests();
     let mut set = env.set().unwrap();
     set["spec"]["services"].as_array_mut().unwrap().pop();
-    env.server.update(set).unwrap();
-    std::thread::sleep(Duration::from_secs(3));
+    let changed = rv_of(&env.server.update(set).unwrap());
+    env.wait("the change seen", |e| {
+        outside(e).iter().any(|v| *v >= changed)
+    });
     assert!(env.writes().is_empty(), "{:?}", env.writes());
     assert_eq!(env.flux().len(), 5, "the other shard's to prune");
     env.stop();
+}
+
+/// The versions at which the env's adapter saw the ServiceSet outside its shard.
+fn outside(env: &Env) -> Vec<u64> {
+    env.adapter
+        .as_ref()
+        .map(|a| a.outside_shard_versions(SET))
+        .unwrap_or_default()
 }
 
 /// Writes each replica sent (by the user it impersonates), as `verb resource/name`, leaving
@@ -132,11 +143,19 @@ fn two_shards_never_write_the_same_object_and_hand_a_service_set_over() {
             && service_states(e, "dev-cluster") == 5
             && service_states(e, "prod-cluster") == 5
     });
-    let (leader, standby) = if writes_by(&env, "shard1-a").is_empty() {
-        ("shard1-b", "shard1-a")
+    let (leader, standby, lead) = if shard1.log().contains("leading") {
+        ("shard1-a", "shard1-b", &shard1)
     } else {
-        ("shard1-a", "shard1-b")
+        ("shard1-b", "shard1-a", &replica)
     };
+    // Each ServiceSet's last version reconciled by its shard: every write answered.
+    let version = |name: &str| rv_of(&env.server.get(SS, "ServiceSet", NS, name).unwrap());
+    let reconciled =
+        |a: &Adapter, name: &str, rv: u64| a.reconciled_versions(name).iter().any(|v| *v >= rv);
+    let (dev_rv, prod_rv) = (version("dev-cluster"), version("prod-cluster"));
+    env.wait("each shard's last reconcile", |_| {
+        reconciled(lead, "dev-cluster", dev_rv) && reconciled(&shard2, "prod-cluster", prod_rv)
+    });
     assert!(
         writes_by(&env, standby).is_empty(),
         "both replicas of shard1 wrote"
@@ -165,8 +184,14 @@ fn two_shards_never_write_the_same_object_and_hand_a_service_set_over() {
         .get(SS, "ServiceSet", NS, "prod-cluster")
         .unwrap();
     prod["metadata"]["labels"][KEY] = json!("shard1");
-    env.server.update(prod).unwrap();
-    std::thread::sleep(Duration::from_secs(2));
+    let moved = rv_of(&env.server.update(prod).unwrap());
+    env.wait("shard2 lets go and shard1 takes it", |_| {
+        shard2
+            .outside_shard_versions("prod-cluster")
+            .iter()
+            .any(|v| *v >= moved)
+            && reconciled(lead, "prod-cluster", moved)
+    });
     // A change now reaches prod-cluster through shard1 only.
     let mut prod = env
         .server
@@ -177,7 +202,10 @@ fn two_shards_never_write_the_same_object_and_hand_a_service_set_over() {
     env.wait("prod-cluster pruned by shard1", |e| {
         uids(e, "prod-cluster-").len() == 4 && service_states(e, "prod-cluster") == 4
     });
-    std::thread::sleep(Duration::from_secs(1));
+    let prod_rv = version("prod-cluster");
+    env.wait("shard1's last reconcile of prod-cluster", |_| {
+        reconciled(lead, "prod-cluster", prod_rv)
+    });
     let after = uids(&env, "prod-cluster-");
     assert!(after.iter().all(|u| held.contains(u)), "{after:?} {held:?}");
     assert!(

@@ -460,6 +460,11 @@ impl FakeApiServer {
         self.shared.lock().faults.push(fault);
     }
 
+    /// Faults injected and not yet spent (one-shot and counted faults go once spent).
+    pub fn faults_left(&self) -> usize {
+        self.shared.lock().faults.len()
+    }
+
     pub fn clear_faults(&self) {
         let mut st = self.shared.lock();
         st.faults.clear();

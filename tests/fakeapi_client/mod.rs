@@ -99,19 +99,34 @@ pub fn delete(base: &str, path: &str) -> Resp {
 pub struct Watch {
     lines: std::io::Lines<BufReader<Box<dyn Read + Send>>>,
     pub status: u16,
+    /// Why the stream ended, when it did not end cleanly (the client's own timeout, a
+    /// connection cut).
+    pub error: Option<String>,
 }
 
 impl Watch {
     pub fn next(&mut self) -> Option<Value> {
-        let line = self.lines.next()?.ok()?;
-        Some(serde_json::from_str(&line).expect("event JSON"))
+        match self.lines.next()? {
+            Ok(line) => Some(serde_json::from_str(&line).expect("event JSON")),
+            Err(e) => {
+                self.error = Some(e.to_string());
+                None
+            }
+        }
+    }
+
+    /// True when the server ended the stream: a clean end of the response, not the client
+    /// giving up.
+    pub fn ended_by_server(&mut self) -> bool {
+        self.next().is_none() && self.error.is_none()
     }
 }
 
 pub fn watch(base: &str, path: &str) -> Watch {
     let a: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(15)))
+        // A guard against a hang: the tests end their watches with timeoutSeconds or faults.
+        .timeout_global(Some(Duration::from_secs(120)))
         .build()
         .into();
     let r = a.get(format!("{base}{path}")).call().expect("watch");
@@ -120,6 +135,7 @@ pub fn watch(base: &str, path: &str) -> Watch {
     Watch {
         lines: BufReader::new(reader).lines(),
         status,
+        error: None,
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::fakeapi::FakeApiServer;
+use super::fakeapi::{FakeApiServer, Fault};
 use kubectl_ksm::core::render;
 use serde_json::{Value, json};
 pub const SS: &str = "k0rdent.mirantis.com/v1beta1";
@@ -62,17 +62,108 @@ pub fn smp(ready: bool, suspend: bool) -> Value {
         "status": {"ready": ready}})
 }
 
+/// The longest wait between two retries of a failing reconcile: every adapter of these tests
+/// runs with `--max-retry-delay` at this (the default, 5 minutes, would make a test's time a
+/// matter of how many failures happened to come in a row).
+pub const RETRY_CAP: Duration = Duration::from_secs(1);
+/// How long the adapter's reconciles wait for the events that follow one another
+/// (`RECONCILE_DEBOUNCE` in src/controller/mod.rs): added to every reconcile, retries included.
+pub const DEBOUNCE: Duration = Duration::from_secs(1);
+/// The longest backoff of a watch that failed (kube-runtime's default backoff: 0.8 s doubling
+/// up to 30 s).
+pub const WATCH_BACKOFF_CAP: Duration = Duration::from_secs(30);
+/// How long the adapter may take over its graceful stop (it gives its work 25 s, then exits).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(25);
+/// What a wait allows for the work itself, whatever the delays a test sets up: a step of these
+/// tests takes well under a few seconds on an idle machine, so this only tells a hang (or an
+/// adapter that never converges) from a machine loaded many times over. A wait ends as soon
+/// as what it waits for is true: no test waits this long unless it fails.
+pub const WORK_ALLOWANCE: Duration = Duration::from_secs(120);
+
+/// What a test has set up that may delay the adapter, from which every wait's deadline is
+/// derived: each injected failure costs at most one retry (the retry cap and the debounce),
+/// a failed watch or list its backoff, an injected delay its length.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Delays {
+    pub failures: u32,
+    pub watch_failures: u32,
+    pub injected: Duration,
+}
+
+impl Delays {
+    /// Counts what `fault` may cost; `writes` bounds the faults that hit every object once.
+    pub fn add(&mut self, fault: &Fault, writes: u32) {
+        let n = |times: usize| u32::try_from(times).unwrap_or(u32::MAX);
+        match fault {
+            Fault::Status {
+                verb: Some(v),
+                times,
+                ..
+            } if v == "watch" || v == "list" => self.watch_failures += n(*times),
+            Fault::Status { times, .. } => self.failures += n(*times),
+            Fault::Delay { delay, times, .. } => self.injected += *delay * n(*times),
+            Fault::DropWatch { .. } => self.watch_failures += 1,
+            Fault::DropList { times, .. } => self.watch_failures += n(*times),
+            Fault::ConflictOnFirstWrite { .. } => self.failures += writes,
+        }
+    }
+
+    /// The deadline of one wait.
+    pub fn patience(&self) -> Duration {
+        WORK_ALLOWANCE
+            + (RETRY_CAP + DEBOUNCE) * self.failures
+            + WATCH_BACKOFF_CAP * self.watch_failures
+            + self.injected
+    }
+}
+
 pub struct Env {
     pub server: FakeApiServer,
     pub dir: PathBuf,
     pub adapter: Option<Adapter>,
     pub last_log: Option<PathBuf>,
+    /// What the test injected, from which its waits' deadlines follow.
+    pub delays: Delays,
 }
 
 pub struct Adapter {
     pub child: Child,
     pub port: u16,
     pub log: PathBuf,
+}
+
+impl Adapter {
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The resourceVersions at which this adapter reconciled ServiceSet `name`.
+    pub fn reconciled_versions(&self, name: &str) -> Vec<u64> {
+        versions(&self.log(), " reconciled ", name)
+    }
+
+    /// The resourceVersions at which this adapter saw ServiceSet `name` outside its shard.
+    pub fn outside_shard_versions(&self, name: &str) -> Vec<u64> {
+        versions(&self.log(), " not in this replica's shard", name)
+    }
+}
+
+/// The `resource_version` of the debug log lines about ServiceSet `name` that contain
+/// `message`, in order.
+pub fn versions(log: &str, message: &str, name: &str) -> Vec<u64> {
+    let set = format!("serviceset={NS}/{name} ");
+    log.lines()
+        .filter(|l| l.contains(message) && l.contains(&set))
+        .filter_map(|l| {
+            let rv = l.split_once("resource_version=")?.1;
+            rv.split(' ').next()?.parse().ok()
+        })
+        .collect()
+}
+
+/// The resourceVersion of an object as a number (the fake server counts them).
+pub fn rv_of(o: &Value) -> u64 {
+    s(o, "/metadata/resourceVersion").parse().unwrap()
 }
 
 impl Drop for Adapter {
@@ -104,7 +195,15 @@ impl Env {
             dir,
             adapter: None,
             last_log: None,
+            delays: Delays::default(),
         }
+    }
+
+    /// Injects a fault into the server, counting what it may delay.
+    pub fn inject(&mut self, fault: Fault) {
+        // The writes of the seeded ServiceSet: its finalizer, five objects, its status.
+        self.delays.add(&fault, 7);
+        self.server.inject(fault);
     }
 
     /// SMP (ready), templates and the ServiceSet.
@@ -134,6 +233,8 @@ impl Env {
         let log = self.dir.join(format!("adapter-{port}.log"));
         let child = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
             .args(["run", "--provider", "ksm-flux", "--log-format", "text"])
+            .arg("--max-retry-delay")
+            .arg(format!("{}ms", RETRY_CAP.as_millis()))
             .arg("--bind-address")
             .arg(format!("127.0.0.1:{port}"))
             .arg("--kubeconfig")
@@ -164,7 +265,7 @@ impl Env {
         unsafe {
             libc::kill(a.child.id() as i32, libc::SIGTERM);
         }
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + SHUTDOWN_GRACE + WORK_ALLOWANCE;
         loop {
             if let Some(st) = a.child.try_wait().unwrap() {
                 return st.code();
@@ -188,8 +289,9 @@ impl Env {
         v
     }
 
+    /// Waits until `ok`, for at most what the test set up may take ([`Delays::patience`]).
     pub fn wait(&self, what: &str, mut ok: impl FnMut(&Env) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + self.delays.patience();
         while !ok(self) {
             if Instant::now() > deadline {
                 let requests: Vec<String> = self
@@ -207,6 +309,31 @@ impl Env {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The resourceVersions at which the adapter (the last one started) reconciled ServiceSet
+    /// `name`, from its debug log's `reconciled` lines, in order.
+    pub fn reconciled_versions(&self, name: &str) -> Vec<u64> {
+        versions(&self.log(), " reconciled ", name)
+    }
+
+    /// Waits until the adapter has finished a reconcile of ServiceSet `name` that saw it at
+    /// `resource_version` or later: whatever it does about a change written at that version is
+    /// then done and its writes answered (the server records a request before answering it).
+    pub fn wait_reconciled(&self, name: &str, resource_version: &str) {
+        let rv: u64 = resource_version.parse().expect("a numeric resourceVersion");
+        self.wait(
+            &format!("a reconcile of {name} at version {rv} or later"),
+            |e| e.reconciled_versions(name).iter().any(|v| *v >= rv),
+        );
+    }
+
+    /// Writes `set` (an update of the ServiceSet) and waits until the adapter reconciled it.
+    pub fn update_set_and_wait(&self, set: Value) -> Value {
+        let name = s(&set, "/metadata/name").to_string();
+        let written = self.server.update(set).unwrap();
+        self.wait_reconciled(&name, s(&written, "/metadata/resourceVersion"));
+        written
     }
 
     pub fn state(&self, service: &str) -> Option<Value> {
