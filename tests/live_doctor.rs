@@ -269,3 +269,62 @@ fn an_empty_namespace_is_named_with_a_hint() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A server that refuses (403) to list `resources` to this user, once each.
+fn refusing(dump: &str, resources: &[&str]) -> FakeApiServer {
+    let server = serve(&root().join(dump));
+    for r in resources {
+        server.inject(fakeapi::Fault::Status {
+            verb: Some("list".into()),
+            resource: Some((*r).into()),
+            code: 403,
+            times: 1,
+        });
+    }
+    server
+}
+
+#[test]
+fn a_kind_it_may_not_list_is_named_and_the_rest_is_diagnosed() {
+    // Flux adapter: HelmReleases refused. The Kustomization chain is still followed; no
+    // HelmRelease is called missing.
+    let server = refusing("testdata/doctor/healthy/dump.yaml", &["helmreleases"]);
+    let (code, stdout, stderr) = doctor_human(&server, "forbidden-hr");
+    assert_eq!(code, Some(1), "incomplete is not healthy: {stdout}{stderr}");
+    assert!(
+        stderr.contains("note: forbidden to list helmreleases: injected: forbidden")
+            && stderr.contains(": not followed"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("KSM635"), "{stdout}");
+    assert!(
+        !stdout.contains("KSM609"),
+        "nothing reported missing: {stdout}"
+    );
+    insta::assert_snapshot!("forbidden_helmreleases", stdout);
+
+    // kcm's default provider: providers and ClusterSummaries refused. No "no such provider"
+    // (KSM601) and no missing ClusterSummary (KSM621): two findings about the kinds.
+    let server = refusing(
+        "testdata/doctor/sveltos-healthy-profile/dump.yaml",
+        &["statemanagementproviders", "clustersummaries"],
+    );
+    let (code, stdout, stderr) = doctor_human(&server, "forbidden-sveltos");
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    for kind in ["StateManagementProvider", "ClusterSummary"] {
+        let line = format!("! KSM635 {kind} could not be read (injected: forbidden)");
+        assert!(stdout.contains(&line), "{line}: {stdout}");
+    }
+    for absent in ["KSM601", "KSM621"] {
+        assert!(!stdout.contains(absent), "{absent}: {stdout}");
+    }
+
+    // ServiceSets refused: nothing to diagnose, an error naming them.
+    let server = refusing("testdata/doctor/healthy/dump.yaml", &["servicesets"]);
+    let (code, _, stderr) = doctor_human(&server, "forbidden-sets");
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.starts_with("error: forbidden to list servicesets"),
+        "{stderr}"
+    );
+}

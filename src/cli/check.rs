@@ -149,7 +149,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             }
             smps.retain(|s| names.contains(&Object(s).name()));
         }
-        let refs = cluster.smp_references(&smps)?;
+        let refs = cluster.smp_references(&smps, None)?;
         let set = ObjectSet::new(refs);
         let mut checks = Vec::new();
         let mut disagreements = Vec::new();

@@ -124,12 +124,21 @@ fn capture_time(paths: &[PathBuf]) -> Option<chrono::DateTime<chrono::Utc>> {
     })
 }
 
-/// Reads the cluster: (objects, Secret names listed, namespace filter).
+/// What doctor diagnoses: the objects, whether Secret names are among them, the namespace
+/// filter, and the kinds it could not read.
+struct Snapshot {
+    objects: Vec<Value>,
+    secrets: bool,
+    namespace: Option<String>,
+    unread: Vec<doctor::Unread>,
+}
+
+/// Reads the cluster.
 fn live_snapshot(
     args: &DoctorArgs,
     global: &GlobalArgs,
     io: &mut Io,
-) -> Result<(Vec<Value>, bool, Option<String>), CliError> {
+) -> Result<Snapshot, CliError> {
     let mut cluster = Cluster::connect(&global.cluster)?;
     let namespace = if args.all_namespaces {
         None
@@ -141,14 +150,23 @@ fn live_snapshot(
     }
     let snap = cluster
         .doctor_snapshot(namespace.as_deref())
-        .map_err(|e| CliError::Fatal(e.0))?;
+        .map_err(|e| CliError::Fatal(e.message))?;
     if io.stderr_tty {
         write!(io.stderr, "\x1b[2K")?;
     }
     for note in &snap.notes {
         writeln!(io.stderr, "note: {note}")?;
     }
-    Ok((snap.objects, snap.secrets_listed, namespace))
+    Ok(Snapshot {
+        objects: snap.objects,
+        secrets: snap.secrets_listed,
+        namespace,
+        unread: snap
+            .unread
+            .into_iter()
+            .map(|(kind, reason)| doctor::Unread { kind, reason })
+            .collect(),
+    })
 }
 
 pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
@@ -158,7 +176,12 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let format = args.output;
     let live = args.from.is_empty();
     let mut captured = None;
-    let (objects, secrets_collected, namespace) = if live {
+    let Snapshot {
+        objects,
+        secrets: secrets_collected,
+        namespace,
+        unread,
+    } = if live {
         live_snapshot(args, global, io)?
     } else {
         captured = capture_time(&args.from);
@@ -168,7 +191,12 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .collect();
         let secrets = objects.iter().any(secret::is_secret);
         let namespace = global.cluster.namespace.clone();
-        (objects, secrets, namespace.filter(|_| !args.all_namespaces))
+        Snapshot {
+            objects,
+            secrets,
+            namespace: namespace.filter(|_| !args.all_namespaces),
+            unread: Vec::new(),
+        }
     };
     let objects = select_service_sets(without_secret_data(objects), args.selector.as_ref());
     let service_set = args.name.clone().or_else(|| args.serviceset.clone());
@@ -179,6 +207,7 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         namespace: namespace.clone(),
         service_set: service_set.clone(),
         secrets_collected,
+        unread,
     };
     let report = doctor::diagnose(&objects, &options);
     if report.service_sets.is_empty() {

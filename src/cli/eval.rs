@@ -106,7 +106,7 @@ fn live_object(global: &GlobalArgs, target: &str) -> Result<Value, CliError> {
     let namespace = cluster.default_namespace.clone();
     match cluster
         .get(&ar, &caps, &namespace, name)
-        .map_err(|e| CliError::Fatal(e.0))?
+        .map_err(|e| CliError::Fatal(e.message))?
     {
         Some(o) => Ok(o),
         None => Err(CliError::Fatal(match caps.scope {

@@ -382,7 +382,7 @@ impl From<input::InputError> for CliError {
 
 impl From<crate::cluster::ClusterError> for CliError {
     fn from(e: crate::cluster::ClusterError) -> Self {
-        CliError::Fatal(e.0)
+        CliError::Fatal(e.message)
     }
 }
 

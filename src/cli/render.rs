@@ -235,7 +235,7 @@ pub fn live_inputs(
     args: &RenderArgs,
     global: &GlobalArgs,
 ) -> Result<(Vec<Value>, Vec<Value>), CliError> {
-    let fatal = |e: crate::cluster::ClusterError| CliError::Fatal(e.0);
+    let fatal = |e: crate::cluster::ClusterError| CliError::Fatal(e.message);
     let mut cluster = crate::cluster::Cluster::connect(&global.cluster).map_err(fatal)?;
     cluster.discover().map_err(fatal)?;
     let namespace = cluster.default_namespace.clone();

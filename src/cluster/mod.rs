@@ -67,8 +67,30 @@ impl ClusterArgs {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ClusterError(pub String);
+#[error("{message}")]
+pub struct ClusterError {
+    /// One line that says what went wrong and what to do.
+    pub message: String,
+    /// The API server's status code, when it answered with one (403: not allowed).
+    pub status: Option<u16>,
+    /// The API server's own message, when it answered with one.
+    pub api_message: Option<String>,
+}
+
+impl ClusterError {
+    pub fn new(message: impl Into<String>) -> ClusterError {
+        ClusterError {
+            message: message.into(),
+            status: None,
+            api_message: None,
+        }
+    }
+
+    /// Whether the API server refused the request to this user (RBAC).
+    pub fn forbidden(&self) -> bool {
+        self.status == Some(403)
+    }
+}
 
 /// A connection to a cluster, with its own runtime (the CLI is synchronous).
 pub struct Cluster {
@@ -101,7 +123,7 @@ impl Cluster {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| ClusterError(format!("cannot start the I/O runtime: {e}")))?;
+            .map_err(|e| ClusterError::new(format!("cannot start the I/O runtime: {e}")))?;
         let mut config = runtime.block_on(load_config(args))?;
         // Each request is bounded as a whole (see `Cluster::wait`); connecting (TCP and TLS)
         // no longer than that either.
@@ -121,8 +143,9 @@ impl Cluster {
             .unwrap_or_else(|| config.default_namespace.clone());
         let client = {
             let _guard = runtime.enter();
-            let builder = kube::client::ClientBuilder::try_from(config)
-                .map_err(|e| ClusterError(format!("cannot create a client for {server}: {e}")))?;
+            let builder = kube::client::ClientBuilder::try_from(config).map_err(|e| {
+                ClusterError::new(format!("cannot create a client for {server}: {e}"))
+            })?;
             builder
                 .with_layer(&http::LogLayer {
                     server: server.clone(),
@@ -314,6 +337,21 @@ impl Cluster {
     }
 }
 
+/// A get's result, where a refusal (403) becomes nothing and a note when `notes` is given.
+fn refused_as_note(
+    got: Result<Option<Value>, ClusterError>,
+    notes: Option<&mut Vec<String>>,
+    consequence: &str,
+) -> Result<Option<Value>, ClusterError> {
+    match (got, notes) {
+        (Err(e), Some(notes)) if e.forbidden() => {
+            notes.push(format!("{}: {consequence}", e.message));
+            Ok(None)
+        }
+        (got, _) => got,
+    }
+}
+
 /// The client's resource type of a kind of the api table.
 pub fn api_resource(kind: &crate::api::Kind) -> ApiResource {
     ApiResource {
@@ -364,13 +402,13 @@ fn impersonate(config: &mut Config, args: &ClusterArgs) -> Result<(), ClusterErr
         .as_deref()
         .unwrap_or(&[]);
     if user.is_empty() && !groups.is_empty() {
-        return Err(ClusterError(
-            "requesting groups without impersonating a user: give --as USER with --as-group".into(),
+        return Err(ClusterError::new(
+            "requesting groups without impersonating a user: give --as USER with --as-group",
         ));
     }
     for v in std::iter::once(user).chain(groups.iter().map(String::as_str)) {
         if ::http::HeaderValue::from_str(v).is_err() {
-            return Err(ClusterError(format!(
+            return Err(ClusterError::new(format!(
                 "cannot impersonate {v:?}: not a valid header value"
             )));
         }
@@ -385,24 +423,24 @@ async fn load_kubeconfig(args: &ClusterArgs) -> Result<Config, ClusterError> {
     };
     if let Some(path) = &args.kubeconfig {
         let kc = Kubeconfig::read_from(path).map_err(|e| {
-            ClusterError(format!(
+            ClusterError::new(format!(
                 "{}: cannot read the kubeconfig: {e}",
                 path.display()
             ))
         })?;
         return Config::from_custom_kubeconfig(kc, &options)
             .await
-            .map_err(|e| ClusterError(format!("{}: {e}", path.display())));
+            .map_err(|e| ClusterError::new(format!("{}: {e}", path.display())));
     }
     match Config::from_kubeconfig(&options).await {
         Ok(c) => Ok(c),
         Err(kubeconfig_err) => {
             if args.context.is_some() {
-                return Err(ClusterError(format!("kubeconfig: {kubeconfig_err}")));
+                return Err(ClusterError::new(format!("kubeconfig: {kubeconfig_err}")));
             }
             // No kubeconfig: inside a pod, the service account.
             Config::incluster().map_err(|_| {
-                ClusterError(format!(
+                ClusterError::new(format!(
                     "no cluster to talk to: {kubeconfig_err} (set KUBECONFIG or --kubeconfig, or run inside a pod)"
                 ))
             })
@@ -447,7 +485,15 @@ pub fn explain(server: &str, what: &str, e: kube::Error) -> ClusterError {
         }
         _ => format!("cannot {what} at {server}: {e}"),
     };
-    ClusterError(msg)
+    let (status, api_message) = match &e {
+        kube::Error::Api(s) => (Some(s.code), Some(s.message.clone())),
+        _ => (None, None),
+    };
+    ClusterError {
+        message: msg,
+        status,
+        api_message,
+    }
 }
 
 /// A request that took longer than the timeout, worded as kubectl words it, with what was
@@ -456,7 +502,7 @@ fn timed_out(server: &str, what: &str, timeout: Duration) -> ClusterError {
     let e = std::io::Error::from(std::io::ErrorKind::TimedOut);
     let message = http::transport_failure(server, &e, Some(timeout))
         .unwrap_or_else(|| format!("Unable to connect to the server {server}: timed out"));
-    ClusterError(format!("{message}; while trying to {what}"))
+    ClusterError::new(format!("{message}; while trying to {what}"))
 }
 
 /// The kinds `doctor` reads: (kind, listed in all namespaces even with -n).
@@ -491,6 +537,9 @@ pub struct Snapshot {
     pub objects: Vec<Value>,
     /// Secret names were listed (metadata only), so a missing kubeconfig Secret is real.
     pub secrets_listed: bool,
+    /// Kinds the API server refused to list to this user (403), with its refusal: none of
+    /// their objects is here.
+    pub unread: Vec<(&'static Kind, String)>,
     /// Notes for stderr (a group the cluster does not serve, ...).
     pub notes: Vec<String>,
 }
@@ -504,7 +553,7 @@ impl Cluster {
             self.discover()?;
         }
         if !self.has_group(kinds::KCM_GROUP) {
-            return Err(ClusterError(format!(
+            return Err(ClusterError::new(format!(
                 "the cluster at {} serves no k0rdent.mirantis.com API: is k0rdent (kcm) installed? (kubectl api-resources --api-group=k0rdent.mirantis.com)",
                 self.server
             )));
@@ -513,7 +562,7 @@ impl Cluster {
             self.has_group(kinds::HELM_RELEASE.group) || self.has_group(kinds::KUSTOMIZATION.group);
         let sveltos = self.has_group(kinds::PROFILE.group);
         if !flux && !sveltos {
-            return Err(ClusterError(format!(
+            return Err(ClusterError::new(format!(
                 "the cluster at {} serves neither Sveltos Profiles ({}, kcm's default provider) nor Flux HelmReleases/Kustomizations: are the providers installed? (kubectl api-resources --api-group={})",
                 self.server,
                 kinds::PROFILE.group,
@@ -522,6 +571,7 @@ impl Cluster {
         }
         let mut objects = Vec::new();
         let mut notes = Vec::new();
+        let mut unread = Vec::new();
         if !sveltos {
             notes.push(format!(
                 "the cluster serves no Sveltos CRDs ({}): ServiceSets of kcm's default provider ksm-projectsveltos cannot be followed past their status",
@@ -550,7 +600,21 @@ impl Cluster {
                 continue;
             };
             let ns = if *everywhere { None } else { namespace };
-            objects.extend(self.list(&ar, &caps, ns)?);
+            match self.list(&ar, &caps, ns) {
+                Ok(items) => objects.extend(items),
+                // Without ServiceSets there is nothing to diagnose; any other kind only
+                // stops the chains that lead to it.
+                Err(e) if e.forbidden() && kind != kinds::SERVICE_SET.kind => {
+                    let k = DOCTOR_KINDS
+                        .iter()
+                        .map(|(k, _)| *k)
+                        .find(|k| k.kind == kind);
+                    notes.push(format!("{}: not followed", e.message));
+                    let why = e.api_message.unwrap_or(e.message);
+                    unread.extend(k.map(|k| (k, why)));
+                }
+                Err(e) => return Err(e),
+            }
         }
         // kcm's health-rule ConfigMaps (every namespace: the system namespace holds the global
         // tier), by their label.
@@ -561,12 +625,19 @@ impl Cluster {
                 subresources: Vec::new(),
                 operations: Vec::new(),
             };
-            objects.extend(self.list_selected(
+            match self.list_selected(
                 &ar,
                 &caps,
                 None,
                 Some(crate::api::sveltos::LABEL_HEALTH_RULE_TARGET),
-            )?);
+            ) {
+                Ok(items) => objects.extend(items),
+                Err(e) if e.forbidden() => {
+                    notes.push(format!("{}: kcm's health rules not read", e.message));
+                    unread.push((&kinds::CONFIG_MAP, e.api_message.unwrap_or(e.message)));
+                }
+                Err(e) => return Err(e),
+            }
         }
         // Secret names, never their data: metadata-only list.
         let secrets_listed = match self.secret_names(namespace) {
@@ -579,11 +650,12 @@ impl Cluster {
                 false
             }
         };
-        objects.extend(self.smp_references(&objects)?);
+        objects.extend(self.smp_references(&objects, Some(&mut notes))?);
         Ok(Snapshot {
             objects,
             secrets_listed,
             notes,
+            unread,
         })
     }
 
@@ -610,7 +682,13 @@ impl Cluster {
     }
 
     /// The adapter/provisioner objects and provisioner CRDs of every SMP (a handful of gets).
-    pub fn smp_references(&mut self, objects: &[Value]) -> Result<Vec<Value>, ClusterError> {
+    /// With `forbidden`, an object the user may not get is left out with a note there
+    /// (doctor goes on without it); without, it is an error.
+    pub fn smp_references(
+        &mut self,
+        objects: &[Value],
+        mut forbidden: Option<&mut Vec<String>>,
+    ) -> Result<Vec<Value>, ClusterError> {
         let mut refs: Vec<(String, String, String, String)> = Vec::new();
         let mut crds: Vec<String> = Vec::new();
         let smps = objects
@@ -655,15 +733,15 @@ impl Cluster {
             let Some((ar, caps)) = self.resource_at(&api_version, &kind) else {
                 continue;
             };
-            if let Some(o) = self.get(&ar, &caps, &ns, &name)? {
-                out.push(o);
-            }
+            let got = self.get(&ar, &caps, &ns, &name);
+            let note = "the provider's rules are not re-evaluated against it";
+            out.extend(refused_as_note(got, forbidden.as_deref_mut(), note)?);
         }
         if let Some((ar, caps)) = self.resource(kinds::CRD.group, kinds::CRD.kind) {
             for name in crds {
-                if let Some(o) = self.get(&ar, &caps, "", &name)? {
-                    out.push(o);
-                }
+                let got = self.get(&ar, &caps, "", &name);
+                let note = "the provider's CRDs are not checked";
+                out.extend(refused_as_note(got, forbidden.as_deref_mut(), note)?);
             }
         }
         Ok(out)

@@ -208,7 +208,9 @@ async fn run_async(cluster_args: &ClusterArgs, opts: Options) -> Result<(), Stri
         });
     }
 
-    let config = cluster::load_config(cluster_args).await.map_err(|e| e.0)?;
+    let config = cluster::load_config(cluster_args)
+        .await
+        .map_err(|e| e.message)?;
     let server = config.cluster_url.to_string();
     let namespace_default = config.default_namespace.clone();
     let client = Client::try_from(config)
@@ -372,7 +374,7 @@ async fn check_kinds(client: &Client, server: &str, kinds: &Kinds) -> Result<(),
             }
             Err(e) => {
                 let transient = transient(&e);
-                let msg = cluster::explain(server, &format!("list {}", ar.plural), e).0;
+                let msg = cluster::explain(server, &format!("list {}", ar.plural), e).message;
                 return Err(if transient {
                     KindsError::Transient(msg)
                 } else {

@@ -152,6 +152,13 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
         }
         writeln!(out)?;
     }
+    // What holds for the whole diagnosis (a kind it could not read), before the trees.
+    for i in &r.general {
+        finding(out, &p, r, *i, "")?;
+    }
+    if !r.general.is_empty() {
+        writeln!(out)?;
+    }
     // One tree per ServiceSet with problems (or every one with -v is left to JSON).
     for v in &r.service_sets {
         // A set is as bad as its worst finding, its services' included: never a ✓ on a set
@@ -227,6 +234,16 @@ pub fn summary_line(r: &Report) -> String {
 
 fn finding(out: &mut dyn Write, p: &Paint, r: &Report, i: usize, indent: &str) -> io::Result<()> {
     let f = &r.findings[i];
+    // A finding about the whole diagnosis, cited where a chain stops on it: said above.
+    if !indent.is_empty() && r.general.contains(&i) {
+        let what = f.subject.as_ref().map_or("", |s| s.object.kind.as_str());
+        return writeln!(
+            out,
+            "{indent}{} {} not followed: {what} could not be read (above)",
+            mark(p, Some(f.severity)),
+            p.bold(f.code)
+        );
+    }
     writeln!(
         out,
         "{indent}{} {} {}",

@@ -36,6 +36,7 @@ pub const SUMMARY_SUSPENDED: &str = "KSM631";
 pub const REFERENCE_NAMESPACE: &str = "KSM632";
 pub const FLUX_CONFLICT: &str = "KSM633";
 pub const FLUX_DUPLICATE: &str = "KSM634";
+pub const KIND_UNREAD: &str = "KSM635";
 
 /// Every code of this family, in code order, with its documentation.
 pub static ALL: &[CodeInfo] = &[
@@ -554,6 +555,22 @@ Each Flux object upgrades the release (or applies the path) with its own values 
 
 ## Fix
 kubectl get helmreleases -A -l ksm.k0rdent.mirantis.com/managed=true   # then delete the one no ServiceSet should own, or give the owning ServiceSet a higher priority and let the adapter hand the release over
+",
+    },
+    CodeInfo {
+        code: KIND_UNREAD,
+        name: "kind-unread",
+        severity: Severity::Warning,
+        title: "A kind doctor needs could not be read",
+        docs: "## What it finds
+Live, the API server refused to list a kind doctor follows (HTTP 403: the user lacks `list` on it), so the snapshot has none of its objects. The finding names the kind and quotes the refusal.
+
+## Why it matters
+The diagnosis goes on with what it could read, but it cannot follow a chain past that kind: a Flux object, source, Profile or ClusterSummary it could not list is neither judged nor reported missing, so a problem there stays unseen. ServiceSets themselves must be readable: without them doctor stops with an error.
+
+## Fix
+kubectl auth can-i list helmreleases.helm.toolkit.fluxcd.io -A   # for the kind named
+# then grant get and list on it: the README lists the rules doctor needs (a ClusterRole)
 ",
     },
 ];

@@ -95,6 +95,9 @@ pub struct Report {
     pub findings: Vec<Diagnostic>,
     pub summary: Summary,
     pub service_sets: Vec<ServiceSetView>,
+    /// Findings about the diagnosis as a whole (a kind it could not read), not about one
+    /// ServiceSet: indexes into `findings`.
+    pub general: Vec<usize>,
 }
 
 impl Report {
@@ -117,6 +120,24 @@ pub struct Options {
     pub service_set: Option<String>,
     /// Whether Secrets were collected (their names); if not, the kubeconfig check is skipped.
     pub secrets_collected: bool,
+    /// Kinds the snapshot could not read (live: the API server refused to list them). None of
+    /// their objects is in the snapshot, and none is concluded missing.
+    pub unread: Vec<Unread>,
+}
+
+/// A kind the snapshot lacks because it could not be read, and why.
+#[derive(Debug, Clone)]
+pub struct Unread {
+    pub kind: &'static crate::api::Kind,
+    /// The reader's own words (e.g. the API server's refusal).
+    pub reason: String,
+}
+
+impl Options {
+    /// Why the kind could not be read, if it could not.
+    fn unread(&self, kind: &str) -> Option<&Unread> {
+        self.unread.iter().find(|u| u.kind.kind == kind)
+    }
 }
 
 /// Diagnoses every ServiceSet of the snapshot (within the options' filters).
@@ -137,7 +158,17 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
         kcm_adapter,
         flux_conflicts,
         releases,
+        unread: HashMap::new(),
     };
+    let general: Vec<usize> = options
+        .unread
+        .iter()
+        .map(|u| {
+            let i = d.push(unread_finding(u));
+            d.unread.insert(u.kind.kind, i);
+            i
+        })
+        .collect();
     let mut views = Vec::new();
     let mut sets: Vec<ServiceSet> = snap
         .all(kinds::SERVICE_SET.kind)
@@ -188,6 +219,30 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
         findings: d.findings,
         summary,
         service_sets: views,
+        general,
+    }
+}
+
+/// A kind that could not be read: nothing of it is judged, the chains stop before it.
+fn unread_finding(u: &Unread) -> Finding {
+    let k = u.kind;
+    let resource = if k.group.is_empty() {
+        k.plural.to_string()
+    } else {
+        format!("{}.{}", k.plural, k.group)
+    };
+    Finding {
+        severity: Severity::Warning,
+        code: codes::KIND_UNREAD,
+        object: ObjectId::new(k, "", ""),
+        chain: vec![k.kind.to_string()],
+        message: format!(
+            "{} could not be read ({}): none is judged or reported missing, and every chain that leads to one stops there",
+            k.kind, u.reason
+        ),
+        hint: format!(
+            "kubectl auth can-i list {resource} -A  # grant get and list on it (README: the RBAC doctor needs)"
+        ),
     }
 }
 
@@ -205,6 +260,9 @@ struct Doctor<'a, 'o> {
     flux_conflicts: HashMap<(String, String, String), ownership::Conflict>,
     /// Every HelmRelease and Kustomization of the snapshot, by what it deploys where.
     releases: HashMap<ownership::Target, Vec<&'a Value>>,
+    /// Kinds that could not be read → the finding that says so (cited by every chain that
+    /// stops there).
+    unread: HashMap<&'static str, usize>,
 }
 
 /// The conflicts among the snapshot's ServiceSets of each Flux provider (those its SMP's
@@ -276,6 +334,12 @@ impl<'a> Doctor<'a, '_> {
         self.findings.len() - 1
     }
 
+    /// The finding about the first of `kinds` that could not be read, if one could not: a
+    /// chain that needs it stops there and cites it (it is not healthy, nor missing).
+    fn unread(&self, kinds: &[&str]) -> Option<usize> {
+        kinds.iter().find_map(|k| self.unread.get(k).copied())
+    }
+
     fn service_set(&mut self, ss: ServiceSet<'a>) -> ServiceSetView {
         let (ns, name) = (ss.namespace(), ss.name());
         let provider = ss.provider_name().to_string();
@@ -285,6 +349,14 @@ impl<'a> Doctor<'a, '_> {
         let smp = self.snap.smp(&provider);
         let mut provider_blocks: bool;
         match smp {
+            // Not read: the finding about the kind says so; the chain goes on without it.
+            None if self
+                .options
+                .unread(kinds::STATE_MANAGEMENT_PROVIDER.kind)
+                .is_some() =>
+            {
+                provider_blocks = false;
+            }
             None => {
                 let f = self.push(Finding {
                     severity: Severity::Error,

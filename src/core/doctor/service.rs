@@ -132,6 +132,11 @@ impl Doctor<'_, '_> {
             .or_else(|| self.snap.find(kinds::HELM_RELEASE.kind, ns, &object_name))
             .or_else(|| self.snap.find(kinds::KUSTOMIZATION.kind, ns, &object_name));
         let uninstall = svc.uninstall();
+        let flux_kinds = [kinds::HELM_RELEASE.kind, kinds::KUSTOMIZATION.kind];
+        if let (None, Some(i)) = (flux, self.unread(&flux_kinds)) {
+            view.findings.push(i);
+            return view;
+        }
         let Some(flux) = flux else {
             // The adapter marked it Failed without creating an object: a configuration error
             // (bad provider config, template, values) in its failureMessage.

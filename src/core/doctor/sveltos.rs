@@ -121,8 +121,13 @@ impl<'a> Doctor<'a, '_> {
             }
         }
 
-        // The Profile: written, or why not.
+        // The Profile: written, or why not (unless Profiles could not be read).
         let cond = condition(ss, sv::COND_PROFILE);
+        if let (None, Some(i)) = (profile, self.unread(&[kind.kind().kind])) {
+            set_findings.push(i);
+            ctx.blocked = Some(format!("{profile_disp} could not be read"));
+            return ctx;
+        }
         let not_written = cond.is_some_and(|c| c.status() == "False") || profile.is_none();
         if not_written && !provider_blocks {
             let rebuilt = profile::translate(&profile::Inputs {
@@ -236,6 +241,14 @@ impl<'a> Doctor<'a, '_> {
         let cs_name = sv::cluster_summary_name(kind, name, &cluster);
         let cs_disp = disp(&kinds::CLUSTER_SUMMARY, &cluster.namespace, &cs_name);
         chain.push(cs_disp.clone());
+        let summary = self
+            .snap
+            .find(kinds::CLUSTER_SUMMARY.kind, &cluster.namespace, &cs_name);
+        if let (None, Some(i)) = (summary, self.unread(&[kinds::CLUSTER_SUMMARY.kind])) {
+            set_findings.push(i);
+            ctx.blocked = Some(format!("{cs_disp} could not be read"));
+            return ctx;
+        }
         let Some(summary) = self
             .snap
             .find(kinds::CLUSTER_SUMMARY.kind, &cluster.namespace, &cs_name)
