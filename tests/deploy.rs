@@ -1,6 +1,10 @@
-//! The deployment of `kubectl ksm run` (deploy/, Dockerfile) read as files: the manifests lint
-//! clean, the RBAC is the least-privilege table below and nothing more, the Deployment is
-//! hardened, the StateManagementProvider points at it, and the image builds non-root.
+//! The deployment of `kubectl ksm run` (deploy/, Dockerfile): `kubectl kustomize` (the real
+//! kubectl) builds deploy/ and deploy/sharded/, the manifests lint clean, the RBAC is the
+//! least-privilege table below and nothing more, the Deployment is hardened, the
+//! StateManagementProvider points at it, the image builds non-root, and a real API server
+//! accepts both layouts as `kubectl apply -k` sends them.
+
+mod realapi;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -14,7 +18,7 @@ const NAME: &str = "kubectl-ksm";
 const PROVIDER: &str = "ksm-flux";
 
 /// Every permission of the ClusterRole, as (apiGroup, resource, verbs). A new permission must
-/// be added here deliberately, with the reason next to it in deploy/clusterrole.yaml.
+/// be added here deliberately, with the reason next to it in deploy/base/clusterrole.yaml.
 const CLUSTER_ROLE: &[(&str, &str, &[&str])] = &[
     (
         "k0rdent.mirantis.com",
@@ -79,13 +83,18 @@ fn deploy_dir() -> PathBuf {
     root().join("deploy")
 }
 
+/// deploy/base/: the manifests deploy/ and deploy/sharded/ build on.
+fn base_dir() -> PathBuf {
+    deploy_dir().join("base")
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The YAML files of deploy/, sorted by name.
-fn deploy_files() -> Vec<String> {
-    let mut files: Vec<String> = std::fs::read_dir(deploy_dir())
+/// The YAML files of deploy/base/, sorted by name.
+fn base_files() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(base_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".yaml") || n.ends_with(".yml"))
@@ -94,21 +103,34 @@ fn deploy_files() -> Vec<String> {
     files
 }
 
-/// Every object in the files kustomization.yaml lists, in order.
-fn objects() -> Vec<Value> {
-    kustomization_resources()
-        .iter()
-        .flat_map(|file| {
-            let text = read(&deploy_dir().join(file));
-            serde_saphyr::from_multiple::<Value>(&text)
-                .unwrap_or_else(|e| panic!("deploy/{file}: {e}"))
-        })
-        .filter(|doc| !doc.is_null())
-        .collect()
+/// The objects `kubectl kustomize DIR` builds (DIR relative to the repository); None, after
+/// saying so, where kubectl cannot be run (CI fails instead).
+fn kustomize(dir: &str) -> Option<Vec<Value>> {
+    if !realapi::have_kubectl() {
+        return None;
+    }
+    let out = realapi::checked(
+        Command::new("kubectl")
+            .args(["kustomize", dir])
+            .current_dir(root()),
+        &format!("kubectl kustomize {dir}"),
+    );
+    Some(
+        serde_saphyr::from_multiple::<Value>(&out)
+            .unwrap_or_else(|e| panic!("kubectl kustomize {dir}: {e}\n{out}"))
+            .into_iter()
+            .filter(|doc| !doc.is_null())
+            .collect(),
+    )
 }
 
-fn kustomization_resources() -> Vec<String> {
-    let text = read(&deploy_dir().join("kustomization.yaml"));
+/// Every object `kubectl kustomize deploy/` builds (None: skipped, said on stderr).
+fn objects() -> Option<Vec<Value>> {
+    kustomize("deploy/")
+}
+
+fn kustomization_resources(dir: &Path) -> Vec<String> {
+    let text = read(&dir.join("kustomization.yaml"));
     let k: Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(k["apiVersion"], "kustomize.config.k8s.io/v1beta1");
     assert_eq!(k["kind"], "Kustomization");
@@ -120,14 +142,20 @@ fn kustomization_resources() -> Vec<String> {
         .collect()
 }
 
-/// The one object of this kind and name; panics when there is none or more than one.
-fn object(kind: &str, name: &str) -> Value {
-    let found: Vec<Value> = objects()
-        .into_iter()
+/// The one object of this kind and name among objects; panics when there is none or more
+/// than one.
+fn find(objects: &[Value], kind: &str, name: &str) -> Value {
+    let found: Vec<&Value> = objects
+        .iter()
         .filter(|o| o["kind"] == kind && o["metadata"]["name"] == name)
         .collect();
-    assert_eq!(found.len(), 1, "exactly one {kind} {name} in deploy/");
-    found.into_iter().next().unwrap()
+    assert_eq!(found.len(), 1, "exactly one {kind} {name}");
+    found[0].clone()
+}
+
+/// The one object of this kind and name that deploy/ builds (None: skipped).
+fn object(kind: &str, name: &str) -> Option<Value> {
+    Some(find(&objects()?, kind, name))
 }
 
 fn strings(v: &Value) -> Vec<&str> {
@@ -193,21 +221,29 @@ fn lint_strict_of_deploy_reports_nothing() {
 }
 
 #[test]
-fn kustomization_lists_every_file_in_deploy() {
-    let listed: BTreeSet<String> = kustomization_resources().into_iter().collect();
-    let present: BTreeSet<String> = deploy_files()
+fn kustomization_lists_every_file_in_deploy_base() {
+    let listed: BTreeSet<String> = kustomization_resources(&base_dir()).into_iter().collect();
+    let present: BTreeSet<String> = base_files()
         .into_iter()
         .filter(|f| f != "kustomization.yaml")
         .collect();
     assert_eq!(
         listed, present,
-        "kustomization.yaml resources vs deploy/*.yaml"
+        "deploy/base/kustomization.yaml resources vs deploy/base/*.yaml"
+    );
+    // deploy/ is the base as it is, and deploy/sharded/ builds on the same base (a
+    // kustomization may not take a directory above it: kustomize refuses the cycle).
+    assert_eq!(kustomization_resources(&deploy_dir()), ["base"]);
+    assert_eq!(
+        kustomization_resources(&deploy_dir().join("sharded"))[0],
+        "../base"
     );
 }
 
 #[test]
 fn namespaced_objects_live_in_kcm_system_and_no_namespace_is_created() {
-    for o in objects() {
+    let Some(objects) = objects() else { return };
+    for o in objects {
         let kind = o["kind"].as_str().unwrap();
         assert_ne!(
             kind, "Namespace",
@@ -228,7 +264,8 @@ fn namespaced_objects_live_in_kcm_system_and_no_namespace_is_created() {
 
 #[test]
 fn roles_use_no_wildcards() {
-    let roles: Vec<Value> = objects()
+    let Some(objects) = objects() else { return };
+    let roles: Vec<Value> = objects
         .into_iter()
         .filter(|o| o["kind"] == "ClusterRole" || o["kind"] == "Role")
         .collect();
@@ -263,19 +300,25 @@ fn roles_use_no_wildcards() {
 
 #[test]
 fn cluster_role_grants_exactly_the_least_privilege_table() {
-    let role = object("ClusterRole", NAME);
+    let Some(role) = object("ClusterRole", NAME) else {
+        return;
+    };
     assert_eq!(permissions(&role), table(CLUSTER_ROLE));
 }
 
 #[test]
 fn leader_election_role_grants_only_leases_in_kcm_system() {
-    let role = object("Role", "kubectl-ksm-leader-election");
+    let Some(role) = object("Role", "kubectl-ksm-leader-election") else {
+        return;
+    };
     assert_eq!(role["metadata"]["namespace"], NAMESPACE);
     assert_eq!(permissions(&role), table(LEADER_ELECTION_ROLE));
 }
 
 #[test]
 fn bindings_give_the_roles_to_the_service_account() {
+    let Some(objects) = objects() else { return };
+    let object = |kind: &str, name: &str| find(&objects, kind, name);
     let sa = object("ServiceAccount", NAME);
     assert_eq!(sa["metadata"]["namespace"], NAMESPACE);
     let subject =
@@ -306,7 +349,9 @@ fn effective<'a>(pod: &'a Value, container: &'a Value, field: &str) -> &'a Value
 
 #[test]
 fn deployment_runs_the_adapter_hardened_with_probes() {
-    let d = object("Deployment", NAME);
+    let Some(d) = object("Deployment", NAME) else {
+        return;
+    };
     assert_eq!(d["metadata"]["namespace"], NAMESPACE);
     assert_eq!(d["metadata"]["labels"]["app.kubernetes.io/name"], NAME);
     assert_eq!(d["spec"]["replicas"], 1);
@@ -394,7 +439,9 @@ fn deployment_runs_the_adapter_hardened_with_probes() {
 
 #[test]
 fn deployment_args_are_accepted_by_the_binary() {
-    let d = object("Deployment", NAME);
+    let Some(d) = object("Deployment", NAME) else {
+        return;
+    };
     assert_args_accepted(&strings(
         &d["spec"]["template"]["spec"]["containers"][0]["args"],
     ));
@@ -419,7 +466,9 @@ fn assert_args_accepted(args: &[&str]) {
 
 #[test]
 fn state_management_provider_points_at_the_adapter_and_flux() {
-    let smp = object("StateManagementProvider", PROVIDER);
+    let Some(smp) = object("StateManagementProvider", PROVIDER) else {
+        return;
+    };
     assert_eq!(smp["apiVersion"], "k0rdent.mirantis.com/v1beta1");
     let spec = &smp["spec"];
     assert_eq!(spec["adapter"]["apiVersion"], "apps/v1");
@@ -580,37 +629,38 @@ fn dockerfile_parser_joins_continuations_and_skips_comments() {
     );
 }
 
-/// deploy/sharded/: its kustomization (the base, the shard Deployments, a JSON patch adding an
-/// argument to the base Deployment) and the Deployments it yields.
-fn sharded_deployments() -> Vec<Value> {
-    let dir = deploy_dir().join("sharded");
-    let k: Value = serde_saphyr::from_str(&read(&dir.join("kustomization.yaml"))).unwrap();
-    let resources = strings(&k["resources"]);
-    assert_eq!(resources[0], "..", "the sharded example builds on deploy/");
-    let mut out = vec![object("Deployment", NAME)];
-    for file in &resources[1..] {
-        out.extend(
-            serde_saphyr::from_multiple::<Value>(&read(&dir.join(file)))
-                .unwrap()
-                .into_iter()
-                .filter(|d| d["kind"] == "Deployment"),
-        );
-    }
-    let patches = k["patches"].as_array().expect("patches");
-    assert_eq!(patches.len(), 1);
-    let p = &patches[0];
-    assert_eq!(p["target"]["kind"], "Deployment");
-    assert_eq!(p["target"]["name"], NAME);
-    let ops: Vec<Value> = serde_saphyr::from_str(p["patch"].as_str().unwrap()).unwrap();
-    for op in ops {
-        assert_eq!(op["op"], "add");
-        assert_eq!(op["path"], "/spec/template/spec/containers/0/args/-");
-        out[0]["spec"]["template"]["spec"]["containers"][0]["args"]
-            .as_array_mut()
-            .unwrap()
-            .push(op["value"].clone());
-    }
-    out
+/// deploy/sharded/ as `kubectl kustomize` builds it: the Deployments, by name (None: skipped).
+/// Everything else is deploy/'s objects unchanged, and the main Deployment is deploy/'s with
+/// one argument more, the selector of the ServiceSets no shard takes.
+fn sharded_deployments() -> Option<Vec<Value>> {
+    let base = objects()?;
+    let sharded = kustomize("deploy/sharded/")?;
+    let (mut deployments, others): (Vec<Value>, Vec<Value>) =
+        sharded.into_iter().partition(|o| o["kind"] == "Deployment");
+    let base_others: Vec<Value> = base
+        .iter()
+        .filter(|o| o["kind"] != "Deployment")
+        .cloned()
+        .collect();
+    assert_eq!(
+        others, base_others,
+        "deploy/sharded/ keeps deploy/'s other objects as they are"
+    );
+    deployments.sort_by(|a, b| {
+        a["metadata"]["name"]
+            .as_str()
+            .cmp(&b["metadata"]["name"].as_str())
+    });
+    let mut expected = find(&base, "Deployment", NAME);
+    expected["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array_mut()
+        .unwrap()
+        .push("--watch-label-selector=sharding.fluxcd.io/key notin (shard1,shard2)".into());
+    assert_eq!(
+        deployments[0], expected,
+        "the main Deployment of deploy/sharded/: deploy/'s, with the selector of the rest"
+    );
+    Some(deployments)
 }
 
 fn watch_selector(d: &Value) -> Selector {
@@ -624,7 +674,9 @@ fn watch_selector(d: &Value) -> Selector {
 
 #[test]
 fn sharded_example_partitions_the_service_sets_and_runs_as_is() {
-    let deployments = sharded_deployments();
+    let Some(deployments) = sharded_deployments() else {
+        return;
+    };
     let names: Vec<&str> = deployments
         .iter()
         .map(|d| d["metadata"]["name"].as_str().unwrap())
@@ -675,7 +727,9 @@ fn sharded_example_partitions_the_service_sets_and_runs_as_is() {
         assert_args_accepted(&args);
     }
     // The base's Role gives the Leases of every shard (one per selector, same namespace).
-    let role = object("Role", "kubectl-ksm-leader-election");
+    let Some(role) = object("Role", "kubectl-ksm-leader-election") else {
+        return;
+    };
     assert_eq!(permissions(&role), table(LEADER_ELECTION_ROLE));
 }
 
@@ -697,5 +751,56 @@ fn lint_strict_of_the_sharded_example_reports_nothing() {
         String::from_utf8_lossy(&out.stdout).contains("0 errors, 0 warnings"),
         "{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Both layouts, as the README applies them (`kubectl apply -k`), are accepted by a real API
+/// server holding the real CRDs: every manifest passes the server's own validation, the
+/// StateManagementProvider its CRD's schema and CEL rules.
+#[test]
+fn deploy_and_the_sharded_layout_apply_to_a_real_api_server() {
+    let Some(api) = realapi::shared() else { return };
+    let Some(objects) = objects() else { return };
+    // kcm owns kcm-system; deploy/ does not create it.
+    api.ensure_namespace(NAMESPACE);
+    for dir in ["deploy/", "deploy/sharded/"] {
+        let out = api
+            .admin()
+            .kubectl()
+            .args(["apply", "-k", dir])
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "kubectl apply -k {dir}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Every object of both layouts is on the server, as stored (kubectl reads them back by
+    // the kustomization itself).
+    for dir in ["deploy/", "deploy/sharded/"] {
+        let stored = realapi::checked(
+            api.admin()
+                .kubectl()
+                .args(["get", "-k", dir, "-o", "name"])
+                .current_dir(root()),
+            &format!("kubectl get -k {dir}"),
+        );
+        assert_eq!(
+            stored.lines().count(),
+            kustomize(dir).unwrap().len(),
+            "{stored}"
+        );
+    }
+    assert_eq!(objects.len(), 7, "deploy/ builds 7 objects");
+    let names = api.kubectl(&["get", "deployments", "-n", NAMESPACE, "-o", "name"]);
+    assert_eq!(
+        names.lines().collect::<Vec<_>>(),
+        [
+            "deployment.apps/kubectl-ksm",
+            "deployment.apps/kubectl-ksm-shard1",
+            "deployment.apps/kubectl-ksm-shard2"
+        ]
     );
 }

@@ -19,9 +19,9 @@ pub const LABEL_PRIORITY: &str = "ksm.k0rdent.mirantis.com/priority";
 pub const ANNOTATION_PAUSED: &str = "k0rdent.mirantis.com/service-set-paused";
 /// kcm's ServiceSet finalizer; the adapter owns the ServiceSet's lifecycle as kcm's does.
 pub const FINALIZER: &str = "k0rdent.mirantis.com/service-set";
-/// The provider name of the Flux adapter (deploy/statemanagementprovider.yaml).
+/// The provider name of the Flux adapter (deploy/base/statemanagementprovider.yaml).
 pub const FLUX_PROVIDER: &str = "ksm-flux";
-/// The Deployment that runs the Flux adapter (deploy/deployment.yaml).
+/// The Deployment that runs the Flux adapter (deploy/base/deployment.yaml).
 pub const ADAPTER_DEPLOYMENT: &str = "kubectl-ksm";
 /// The field manager of every write of the adapter.
 pub const FIELD_MANAGER: &str = "kubectl-ksm";
