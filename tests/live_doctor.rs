@@ -296,7 +296,7 @@ fn a_kind_it_may_not_list_is_named_and_the_rest_is_diagnosed() {
             && stderr.contains(": not followed"),
         "{stderr}"
     );
-    assert!(stdout.contains("KSM635"), "{stdout}");
+    assert!(stdout.contains("KSM637"), "{stdout}");
     assert!(
         !stdout.contains("KSM609"),
         "nothing reported missing: {stdout}"
@@ -312,7 +312,7 @@ fn a_kind_it_may_not_list_is_named_and_the_rest_is_diagnosed() {
     let (code, stdout, stderr) = doctor_human(&server, "forbidden-sveltos");
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     for kind in ["StateManagementProvider", "ClusterSummary"] {
-        let line = format!("! KSM635 {kind} could not be read (injected: forbidden)");
+        let line = format!("! KSM637 {kind} could not be read (injected: forbidden)");
         assert!(stdout.contains(&line), "{line}: {stdout}");
     }
     for absent in ["KSM601", "KSM621"] {

@@ -36,7 +36,7 @@ pub const SUMMARY_SUSPENDED: &str = "KSM631";
 pub const REFERENCE_NAMESPACE: &str = "KSM632";
 pub const FLUX_CONFLICT: &str = "KSM633";
 pub const FLUX_DUPLICATE: &str = "KSM634";
-pub const KIND_UNREAD: &str = "KSM635";
+pub const KIND_UNREAD: &str = "KSM637";
 
 /// Every code of this family, in code order, with its documentation.
 pub static ALL: &[CodeInfo] = &[
