@@ -30,6 +30,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+pub mod dump;
+pub mod gomod;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The CRDs every server gets: the ones the binary embeds.
