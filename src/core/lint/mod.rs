@@ -40,7 +40,8 @@ pub fn find_rule(code: &str) -> Option<&'static RuleInfo> {
         .find(|r| r.code.eq_ignore_ascii_case(code) || r.name.eq_ignore_ascii_case(code))
 }
 
-/// The kinds `lint` checks.
+/// The kinds `lint` checks: every kind of the kcm group (its CRDs are embedded), the ones
+/// with checks of their own named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     StateManagementProvider,
@@ -48,6 +49,10 @@ pub enum Target {
     ServiceTemplate,
     ClusterDeployment,
     MultiClusterService,
+    ServiceTemplateChain,
+    ClusterTemplateChain,
+    /// Another kcm kind (ClusterTemplate, Credential, Region...): schema and name checks.
+    Other(&'static str),
 }
 
 pub use crate::api::kinds::KCM_GROUP;
@@ -60,13 +65,20 @@ impl Target {
         if group != KCM_GROUP {
             return None;
         }
-        Some(match json.get("kind")?.as_str()? {
+        Target::of_kind(json.get("kind")?.as_str()?)
+    }
+
+    /// The target of a kcm kind name (None for a kind the kcm group does not have).
+    pub fn of_kind(kind: &str) -> Option<Target> {
+        Some(match kind {
             "StateManagementProvider" => Target::StateManagementProvider,
             "ServiceSet" => Target::ServiceSet,
             "ServiceTemplate" => Target::ServiceTemplate,
             "ClusterDeployment" => Target::ClusterDeployment,
             "MultiClusterService" => Target::MultiClusterService,
-            _ => return None,
+            "ServiceTemplateChain" => Target::ServiceTemplateChain,
+            "ClusterTemplateChain" => Target::ClusterTemplateChain,
+            other => Target::Other(crate::api::kinds::kcm_kind(other)?.kind),
         })
     }
 
@@ -77,7 +89,18 @@ impl Target {
             Target::ServiceTemplate => "ServiceTemplate",
             Target::ClusterDeployment => "ClusterDeployment",
             Target::MultiClusterService => "MultiClusterService",
+            Target::ServiceTemplateChain => "ServiceTemplateChain",
+            Target::ClusterTemplateChain => "ClusterTemplateChain",
+            Target::Other(kind) => kind,
         }
+    }
+
+    /// Every kind lint checks.
+    pub fn all() -> impl Iterator<Item = Target> {
+        crate::api::kinds::ALL
+            .iter()
+            .filter(|k| k.group == KCM_GROUP)
+            .filter_map(|k| Target::of_kind(k.kind))
     }
 }
 
