@@ -19,6 +19,7 @@ mod rule_syntax;
 mod rule_type;
 mod schema;
 mod selector;
+mod service_dependencies;
 mod unguarded_field;
 
 pub(crate) use unguarded_field::Unguarded;
@@ -62,6 +63,9 @@ pub static ALL: &[&RuleInfo] = &[
     &repository::NOT_KUBERNETES,
     &provider_name::INFO,
     &crate::core::lint::suppress::NO_REASON,
+    &service_dependencies::UNDEFINED,
+    &service_dependencies::CYCLE,
+    &service_dependencies::NEVER_SATISFIED,
 ];
 
 /// Runs every check that applies to the object's kind.
@@ -82,6 +86,7 @@ pub fn check_all(ctx: &Context, out: &mut Vec<Diagnostic>) {
         crd_resource_name::check(ctx, out);
         duplicate_provisioner::check(ctx, out);
     }
+    service_dependencies::check(ctx, out);
     placeholder::check(ctx, out, first);
 }
 
