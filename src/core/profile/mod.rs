@@ -15,7 +15,7 @@
 //! `ServiceSetProfile=False` with it.
 
 mod cluster;
-mod config;
+pub mod config;
 mod helm;
 mod services;
 

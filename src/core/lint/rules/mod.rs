@@ -3,6 +3,7 @@
 
 mod api_version;
 mod crd_resource_name;
+mod deprecated_fields;
 mod duplicate_provisioner;
 mod empty_rule;
 pub mod health_rules;
@@ -11,6 +12,7 @@ mod load;
 mod missing_namespace;
 mod name;
 pub mod placeholder;
+pub mod provider_config;
 pub mod provider_name;
 mod provisioner_crd;
 pub mod repository;
@@ -66,6 +68,10 @@ pub static ALL: &[&RuleInfo] = &[
     &service_dependencies::UNDEFINED,
     &service_dependencies::CYCLE,
     &service_dependencies::NEVER_SATISFIED,
+    &deprecated_fields::INFO,
+    &provider_config::UNKNOWN_KEY,
+    &provider_config::REJECTED,
+    &provider_config::FALLBACK,
 ];
 
 /// Runs every check that applies to the object's kind.
@@ -87,6 +93,8 @@ pub fn check_all(ctx: &Context, out: &mut Vec<Diagnostic>) {
         duplicate_provisioner::check(ctx, out);
     }
     service_dependencies::check(ctx, out);
+    deprecated_fields::check(ctx, out);
+    provider_config::check(ctx, out);
     placeholder::check(ctx, out, first);
 }
 

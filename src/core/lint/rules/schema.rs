@@ -276,15 +276,23 @@ fn closest_known_field(ctx: &Context, path: &[PathSeg]) -> Option<String> {
         .1;
     let schema = &crd.versions.iter().find(|v| v.name == version)?.schema;
     let known = schema.known_fields(parent);
-    let best = known
-        .iter()
-        .map(|k| (edit_distance(&k.to_lowercase(), &name.to_lowercase()), k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
-        .min()?;
+    let best = closest(name, known.iter().copied())?;
     Some(format!(
-        "did you mean `{}`? The API server drops `{name}` silently",
-        best.1
+        "did you mean `{best}`? The API server drops `{name}` silently"
     ))
+}
+
+/// The known name closest to a misspelled one (case ignored), if close enough: at most two
+/// edits, or a quarter of the name's length.
+pub(crate) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    known
+        .into_iter()
+        .filter(|k| *k != name)
+        .map(|k| (edit_distance(&k.to_lowercase(), &lower), k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min()
+        .map(|(_, k)| k)
 }
 
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
