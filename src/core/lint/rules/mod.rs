@@ -9,8 +9,10 @@ mod empty_rule;
 pub mod health_rules;
 pub mod kind_typo;
 mod load;
+mod mcs_selector;
 mod missing_namespace;
 mod name;
+mod pause_annotations;
 pub mod placeholder;
 pub mod provider_config;
 pub mod provider_name;
@@ -21,7 +23,9 @@ mod rule_syntax;
 mod rule_type;
 mod schema;
 mod selector;
+mod self_management;
 mod service_dependencies;
+mod service_name;
 mod unguarded_field;
 
 pub(crate) use unguarded_field::Unguarded;
@@ -72,6 +76,11 @@ pub static ALL: &[&RuleInfo] = &[
     &provider_config::UNKNOWN_KEY,
     &provider_config::REJECTED,
     &provider_config::FALLBACK,
+    &pause_annotations::VALUE_IGNORED,
+    &pause_annotations::NOT_READ,
+    &mcs_selector::INFO,
+    &self_management::INFO,
+    &service_name::INFO,
 ];
 
 /// Runs every check that applies to the object's kind.
@@ -95,6 +104,10 @@ pub fn check_all(ctx: &Context, out: &mut Vec<Diagnostic>) {
     service_dependencies::check(ctx, out);
     deprecated_fields::check(ctx, out);
     provider_config::check(ctx, out);
+    pause_annotations::check(ctx, out);
+    mcs_selector::check(ctx, out);
+    self_management::check(ctx, out);
+    service_name::check(ctx, out);
     placeholder::check(ctx, out, first);
 }
 
