@@ -4,6 +4,7 @@
 //! Objects are linted one at a time from their YAML node (for spans) and JSON value (for
 //! semantics). Readiness rules are compiled once per object and shared by the rule checks.
 
+pub mod across;
 pub mod rules;
 pub mod suppress;
 
@@ -56,6 +57,7 @@ pub enum Target {
 }
 
 pub use crate::api::kinds::KCM_GROUP;
+pub use across::Across;
 pub use rules::health_rules;
 
 impl Target {
@@ -342,6 +344,9 @@ pub struct SourceReport {
     /// Names of the StateManagementProviders in the source, and the provider names its other
     /// objects reference: checked across every input (KSM406).
     pub providers: rules::provider_name::Providers,
+    /// What the other checks across inputs need of this one (template chains,
+    /// MultiClusterService dependencies).
+    pub across: Across,
     /// Findings silenced by the configuration or an inline suppression.
     pub suppressed: usize,
 }
@@ -364,8 +369,10 @@ fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceRepo
     }
     let mut diagnostics = Vec::new();
     let mut providers = rules::provider_name::Providers::default();
+    let mut across = Across::default();
     let loaded = objects::for_each_object(source, &linter.yaml_limits, true, &mut |object| {
         providers.collect(&object);
+        across.collect(&object);
         match lint_object(&object, linter) {
             Some(diags) => {
                 report.linted += 1;
@@ -375,6 +382,7 @@ fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceRepo
         }
     });
     report.providers = providers;
+    report.across = across;
     report.documents = loaded.documents;
     report.unreadable = loaded.syntax_error;
     report.diagnostics = loaded.diagnostics;

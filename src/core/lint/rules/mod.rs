@@ -9,6 +9,7 @@ mod empty_rule;
 pub mod health_rules;
 pub mod kind_typo;
 mod load;
+pub mod mcs_dependencies;
 mod mcs_selector;
 mod missing_namespace;
 mod name;
@@ -26,6 +27,7 @@ mod selector;
 mod self_management;
 mod service_dependencies;
 mod service_name;
+pub mod template_chain;
 mod unguarded_field;
 
 pub(crate) use unguarded_field::Unguarded;
@@ -81,6 +83,11 @@ pub static ALL: &[&RuleInfo] = &[
     &mcs_selector::INFO,
     &self_management::INFO,
     &service_name::INFO,
+    &template_chain::INVALID,
+    &template_chain::UNSUPPORTED,
+    &mcs_dependencies::CYCLE,
+    &mcs_dependencies::DISABLED,
+    &mcs_dependencies::NO_EFFECT,
 ];
 
 /// Runs every check that applies to the object's kind.
@@ -108,6 +115,7 @@ pub fn check_all(ctx: &Context, out: &mut Vec<Diagnostic>) {
     mcs_selector::check(ctx, out);
     self_management::check(ctx, out);
     service_name::check(ctx, out);
+    template_chain::check(ctx, out);
     placeholder::check(ctx, out, first);
 }
 
