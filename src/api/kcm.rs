@@ -125,10 +125,16 @@ pub const DEPRECATED_SERVICE_SPEC_FIELDS: &[DeprecatedField] = &[
 // ---------------------------------------------------------------- MultiClusterService facts
 
 /// The MultiClusterService conditions whose failure stops its reconcile until the spec
-/// changes (`multiclusterservice_controller.go` `reconcileUpdate`).
+/// changes (`multiclusterservice_controller.go` `reconcileUpdate`), in the order kcm checks
+/// them.
 pub const COND_SERVICES_REFERENCES_VALIDATION: &str = "ServicesReferencesValidation";
 pub const COND_SERVICES_DEPENDENCY_VALIDATION: &str = "ServicesDependencyValidation";
 pub const COND_MCS_DEPENDENCY_VALIDATION: &str = "MultiClusterServiceDependencyValidation";
+pub const MCS_VALIDATIONS: [&str; 3] = [
+    COND_SERVICES_REFERENCES_VALIDATION,
+    COND_SERVICES_DEPENDENCY_VALIDATION,
+    COND_MCS_DEPENDENCY_VALIDATION,
+];
 /// Whether every MultiClusterService this one depends on has deployed on its targets.
 pub const COND_MCS_DEPENDENCY_READY: &str = "MultiClusterServiceDependencyReady";
 /// `<deployed>/<total>` targets.
@@ -530,6 +536,10 @@ impl<'a> MatchingCluster<'a> {
     }
     pub fn message(self) -> &'a str {
         str_at(self.0, "/message")
+    }
+    /// When `deployed` last changed (or the target was first seen).
+    pub fn last_transition_time(self) -> &'a str {
+        str_at(self.0, "/lastTransitionTime")
     }
     /// The self-management target.
     pub fn is_management(self) -> bool {
