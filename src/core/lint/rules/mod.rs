@@ -32,8 +32,33 @@ mod unguarded_field;
 
 pub(crate) use unguarded_field::Unguarded;
 
-use super::{Context, RuleInfo, Target};
+use super::{Context, RuleInfo, Target, key};
+use crate::core::schema::PathSeg;
 use crate::diag::Diagnostic;
+
+/// The path of a field below `spec.serviceSpec.services[i]` of a ClusterDeployment or
+/// MultiClusterService.
+pub(crate) fn service_path(i: usize, rest: &[&str]) -> Vec<PathSeg> {
+    let mut path = vec![
+        key("spec"),
+        key("serviceSpec"),
+        key("services"),
+        PathSeg::Index(i),
+    ];
+    path.extend(rest.iter().map(|k| key(k)));
+    path
+}
+
+/// What kcm does with the services of a ClusterDeployment or MultiClusterService it refuses:
+/// the ClusterDeployment webhook rejects the object; a MultiClusterService (no webhook) gets
+/// `condition` False and is reconciled no further.
+pub(crate) fn refusal(target: Target, condition: &str) -> String {
+    if target == Target::ClusterDeployment {
+        "kcm's ClusterDeployment webhook rejects the object".to_string()
+    } else {
+        format!("kcm's MultiClusterService controller sets {condition}=False and deploys nothing")
+    }
+}
 
 /// Every check, in code order.
 pub static ALL: &[&RuleInfo] = &[

@@ -139,14 +139,9 @@ fn services(json: &Value) -> Vec<Service<'_>> {
 }
 
 fn entry_path(i: usize, j: usize) -> Vec<PathSeg> {
-    vec![
-        key("spec"),
-        key("serviceSpec"),
-        key("services"),
-        PathSeg::Index(i),
-        key("dependsOn"),
-        PathSeg::Index(j),
-    ]
+    let mut path = super::service_path(i, &["dependsOn"]);
+    path.push(PathSeg::Index(j));
+    path
 }
 
 /// The span of a `dependsOn` entry: its `name`, or the entry.
@@ -158,13 +153,9 @@ fn entry_span(ctx: &Context, i: usize, j: usize) -> std::ops::Range<usize> {
     ctx.span_at(&path)
 }
 
-/// What kcm does with an object whose services it refuses.
-fn refusal(target: Target) -> &'static str {
-    if target == Target::ClusterDeployment {
-        "kcm's ClusterDeployment webhook rejects the object"
-    } else {
-        "kcm's MultiClusterService controller sets ServicesDependencyValidation=False and deploys nothing"
-    }
+/// What kcm does with an object whose services' dependencies it refuses.
+fn refusal(target: Target) -> String {
+    super::refusal(target, crate::api::kcm::COND_SERVICES_DEPENDENCY_VALIDATION)
 }
 
 fn key_text((ns, name): Key) -> String {

@@ -4,8 +4,7 @@
 
 use crate::api::meta::str_at;
 use crate::api::names::dns1123_label_errors;
-use crate::core::lint::{Context, RuleInfo, Target, key};
-use crate::core::schema::PathSeg;
+use crate::core::lint::{Context, RuleInfo, Target};
 use crate::diag::{Diagnostic, Severity};
 
 pub static INFO: RuleInfo = RuleInfo {
@@ -46,11 +45,10 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     ) {
         return;
     }
-    let refusal = if ctx.target == Target::ClusterDeployment {
-        "kcm's ClusterDeployment webhook rejects the object"
-    } else {
-        "kcm's MultiClusterService controller sets ServicesReferencesValidation=False and deploys nothing"
-    };
+    let refusal = super::refusal(
+        ctx.target,
+        crate::api::kcm::COND_SERVICES_REFERENCES_VALIDATION,
+    );
     let services = crate::api::kcm::ServiceSource(ctx.json()).services();
     for (i, svc) in services.iter().enumerate() {
         for field in ["name", "namespace"] {
@@ -62,13 +60,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             if errs.is_empty() {
                 continue;
             }
-            let path = [
-                key("spec"),
-                key("serviceSpec"),
-                key("services"),
-                PathSeg::Index(i),
-                key(field),
-            ];
+            let path = super::service_path(i, &[field]);
             out.push(
                 ctx.diag(
                     &INFO,

@@ -210,13 +210,7 @@ impl Chains {
                     if chain.is_empty() {
                         continue;
                     }
-                    let path = [
-                        key("spec"),
-                        key("serviceSpec"),
-                        key("services"),
-                        PathSeg::Index(i),
-                        key("templateChain"),
-                    ];
+                    let path = super::service_path(i, &["templateChain"]);
                     let Some(node) = node_at(&object.node, &path) else {
                         continue;
                     };
@@ -264,11 +258,10 @@ impl Chains {
                 (Some(own), _) if !own.is_empty() => own.clone(),
                 _ => DEFAULT_SYSTEM_NAMESPACE.to_string(),
             };
-            let refusal = if r.owner == Target::ClusterDeployment {
-                "kcm's ClusterDeployment webhook rejects the object"
-            } else {
-                "kcm's MultiClusterService controller sets ServicesReferencesValidation=False and deploys nothing"
-            };
+            let refusal = super::refusal(
+                r.owner,
+                crate::api::kcm::COND_SERVICES_REFERENCES_VALIDATION,
+            );
             let supported: Vec<&str> = candidates
                 .iter()
                 .flat_map(|(_, t)| t.iter().map(String::as_str))
