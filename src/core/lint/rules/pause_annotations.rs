@@ -135,6 +135,13 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     }
                     _ => "annotate the ServiceSet to pause instead".to_string(),
                 };
+                let where_ = if says_no(v) {
+                    format!(
+                        "{where_}; and to resume, remove the annotation from the ServiceSet: there its presence pauses, whatever the value ({v:?} too)"
+                    )
+                } else {
+                    where_
+                };
                 out.push(
                     ctx.diag(
                         &NOT_READ,
