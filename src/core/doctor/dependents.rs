@@ -137,7 +137,12 @@ impl Doctor<'_, '_> {
                 set.source
             )));
         };
-        if desired.get("disable").and_then(Value::as_bool) == Some(true) {
+        // Disabled: never deployed, unless it was before it was disabled (kcm keeps it then).
+        let deployed = set
+            .statuses
+            .get(dep)
+            .is_some_and(|st| st.state() == "Deployed");
+        if !deployed && desired.get("disable").and_then(Value::as_bool) == Some(true) {
             return Some(Hold::Stuck(format!(
                 "{d}, which is disabled: kcm never deploys it"
             )));

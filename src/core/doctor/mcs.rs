@@ -244,18 +244,38 @@ impl Doctor<'_, '_> {
         chain.push(set.meta().display());
         let mut stuck_parts = Vec::new();
         let mut waiting_parts = Vec::new();
-        for svc in ServiceSource(d).services() {
-            let (ns, n) = service_key(str_at(svc, "/namespace"), str_at(svc, "/name"));
+        let services = ServiceSource(d).services();
+        let keyed: Vec<crate::core::dependencies::Service> = services
+            .iter()
+            .map(|s| crate::core::dependencies::Service {
+                key: service_key(str_at(s, "/namespace"), str_at(s, "/name")),
+                depends_on: crate::api::meta::items_at(s, "/dependsOn")
+                    .iter()
+                    .map(|e| service_key(str_at(e, "/namespace"), str_at(e, "/name")))
+                    .collect(),
+                disabled: s.get("disable").and_then(Value::as_bool) == Some(true),
+            })
+            .collect();
+        let never = crate::core::dependencies::never_satisfied(&keyed);
+        for (i, svc) in services.iter().enumerate() {
+            let (ns, n) = keyed[i].key;
             let k = format!("{ns}/{n}");
+            let status = set
+                .service_statuses()
+                .find(|s| service_key(s.namespace(), s.name()) == (ns, n));
+            // Deployed before it (or its dependency) was disabled: kcm counts it.
+            if status.is_some_and(|st| st.state() == "Deployed") {
+                continue;
+            }
             if svc.get("disable").and_then(Value::as_bool) == Some(true) {
                 stuck_parts.push(format!("{k} is disabled (kcm never deploys it)"));
                 continue;
             }
-            match set
-                .service_statuses()
-                .find(|s| service_key(s.namespace(), s.name()) == (ns, n))
-            {
-                Some(st) if st.state() == "Deployed" => {}
+            if let Some((_, (dns, dn))) = never.iter().find(|((j, _), _)| *j == i) {
+                stuck_parts.push(format!("{k} waits on the disabled {dns}/{dn}"));
+                continue;
+            }
+            match status {
                 Some(st) if st.state() == "Failed" => {
                     stuck_parts.push(if st.failure_message().is_empty() {
                         format!("{k} is Failed")

@@ -64,7 +64,7 @@ pub static DISABLED: RuleInfo = RuleInfo {
     docs: "\
 ## What it finds
 A `spec.dependsOn` entry naming a MultiClusterService of the inputs that has a service with
-`disable: true`, when both can target the same cluster (both select ClusterDeployments, or
+`disable: true` (or a service that depends on one), when both can target the same cluster (both select ClusterDeployments, or
 both deploy to the management cluster).
 
 ## Why it matters
@@ -72,7 +72,8 @@ kcm creates a MultiClusterService's ServiceSet on a cluster only when every serv
 dependency is Deployed there: it counts the dependency's Deployed services against the
 length of its `services` list (kcm `internal/controller/multiclusterservice_controller.go`
 `okToReconcileServiceSet`), and a disabled service is never written into a ServiceSet
-(`internal/serviceset/util.go` `ServicesToDeploy`), so never Deployed. On every cluster where
+(`internal/serviceset/util.go` `ServicesToDeploy`), so never Deployed, nor are the services
+that depend on it (`FilterServiceDependencies`). On every cluster where
 it was not deployed before being disabled, the dependent MultiClusterService waits forever:
 `MultiClusterServiceDependencyReady=False`, \"waiting on <name> (n/m services deployed)\".
 
@@ -143,7 +144,7 @@ struct Node {
     self_management: bool,
     /// Its `clusterSelector` selects no ClusterDeployment.
     selects_none: bool,
-    /// Its disabled services (`ns/name`).
+    /// Why some of its services are never Deployed (disabled, or waiting on a disabled one).
     disabled: Vec<String>,
 }
 
@@ -178,15 +179,33 @@ impl McsGraph {
                 Position::keep(&object.source, node.span.clone(), budget),
             ));
         }
-        let disabled = src
+        // Services never Deployed on a fresh cluster: disabled ones, and those waiting on them.
+        let services: Vec<crate::core::dependencies::Service> = src
             .services()
             .iter()
-            .filter(|s| s.get("disable").and_then(Value::as_bool) == Some(true))
-            .map(|s| {
-                let (ns, n) = service_key(str_at(s, "/namespace"), str_at(s, "/name"));
-                format!("{ns}/{n}")
+            .map(|s| crate::core::dependencies::Service {
+                key: service_key(str_at(s, "/namespace"), str_at(s, "/name")),
+                depends_on: items_at(s, "/dependsOn")
+                    .iter()
+                    .map(|d| service_key(str_at(d, "/namespace"), str_at(d, "/name")))
+                    .collect(),
+                disabled: s.get("disable").and_then(Value::as_bool) == Some(true),
             })
             .collect();
+        let mut disabled: Vec<String> = services
+            .iter()
+            .filter(|s| s.disabled)
+            .map(|s| format!("{}/{} is disabled", s.key.0, s.key.1))
+            .collect();
+        let mut waiting: Vec<String> = crate::core::dependencies::never_satisfied(&services)
+            .into_iter()
+            .map(|((i, _), (dns, dn))| {
+                let (ns, n) = services[i].key;
+                format!("{ns}/{n} waits on the disabled {dns}/{dn}")
+            })
+            .collect();
+        waiting.dedup();
+        disabled.extend(waiting);
         self.nodes.push(Node {
             name: Object(json).name().to_string(),
             depends_on,
@@ -244,7 +263,7 @@ impl McsGraph {
                             DISABLED.code,
                             DISABLED.severity,
                             format!(
-                                "MultiClusterService {} depends on {}, whose service {} is disabled: kcm waits until every service of {} is Deployed on a cluster, and never deploys a disabled one, so {} waits forever on the clusters they share",
+                                "MultiClusterService {} depends on {}, whose services never all deploy ({}): kcm waits until every service of {} is Deployed on a cluster, and never deploys a disabled one, so {} waits forever on the clusters they share",
                                 n.name,
                                 d.name,
                                 d.disabled.join(", "),
@@ -427,7 +446,13 @@ mod tests {
         );
         let found = messages(&[&base, &mcs("apps", &sel("base"))]);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].starts_with("KSM425 in1.yaml:8 MultiClusterService apps depends on base, whose service agent/agent is disabled"), "{found:?}");
+        assert!(found[0].starts_with("KSM425 in1.yaml:8 MultiClusterService apps depends on base, whose services never all deploy (agent/agent is disabled)"), "{found:?}");
+        let waits = base.replace(
+            "template: cm-1}",
+            "template: cm-1, dependsOn: [{name: agent, namespace: agent}]}",
+        );
+        let found = messages(&[&waits, &mcs("apps", &sel("base"))]);
+        assert!(found[0].contains("(agent/agent is disabled, cert-manager/cert-manager waits on the disabled agent/agent)"), "{found:?}");
         let fixed = base.replace(
             "    - {name: agent, namespace: agent, template: agent-1, disable: true}\n",
             "",
