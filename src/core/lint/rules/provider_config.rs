@@ -160,6 +160,21 @@ fn unknown_key_help(name: &str, known: &[&'static str], top: bool) -> String {
             "kcm's Sveltos adapter has no pause setting: kcm pauses a ServiceSet that has the annotation {ANNOTATION_PAUSED}"
         );
     }
+    if top {
+        match name {
+            "tier" => {
+                return "kcm writes the Profile's tier from `priority` (tier = 2147483647 - priority)"
+                    .into();
+            }
+            "continueOnConflict" => {
+                return "kcm writes continueOnConflict from `stopOnConflict` (continueOnConflict = !stopOnConflict)".into();
+            }
+            "dependsOn" => {
+                return "kcm sets no Sveltos dependsOn: order services with services[].dependsOn, MultiClusterServices with spec.dependsOn".into();
+            }
+            _ => {}
+        }
+    }
     if let Some(k) = closest(name, known.iter().copied()) {
         return format!("did you mean `{k}`? kcm drops `{name}` silently");
     }
