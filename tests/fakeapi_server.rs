@@ -1385,7 +1385,7 @@ fn load_crds_dir_serves_every_kcm_and_flux_kind() {
     api.load_crds_dir(testdata("../crds/kcm"));
     api.load_crds_dir(testdata("../crds/flux"));
     let crds = api.list("apiextensions.k8s.io/v1", "CustomResourceDefinition");
-    assert_eq!(crds.len(), 13, "5 kcm + 8 flux CRDs");
+    assert_eq!(crds.len(), 29, "21 kcm + 8 flux CRDs");
     let u = api.url();
     for (group_version, plural) in [
         ("k0rdent.mirantis.com/v1beta1", "servicesets"),
@@ -1402,7 +1402,7 @@ fn load_crds_dir_serves_every_kcm_and_flux_kind() {
     assert_eq!(
         api.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
             .len(),
-        13
+        29
     );
 }
 
