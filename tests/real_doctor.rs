@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
-use realapi::dump::AdminClient;
+use realapi::dump::{self, AdminClient};
 use realapi::{RealApi, User};
 use serde_json::{Value, json};
 
@@ -28,24 +28,13 @@ const NOW: &str = "2026-11-21T12:00:00Z";
 static SERVER: Mutex<()> = Mutex::new(());
 
 fn cases() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(realapi::root().join("testdata/doctor"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("dump.yaml").is_file())
-        .collect();
-    dirs.sort();
-    dirs
+    dump::cases("doctor", "dump.yaml")
 }
 
 /// The shared server with Cluster API's Cluster CRD installed too (the Sveltos dumps hold
 /// CAPI Clusters) and the ClusterRole of deploy/doctor/ applied; None when skipped.
 fn server() -> Option<&'static RealApi> {
-    let api = realapi::shared()?;
-    let crds = realapi::gomod::crds(
-        realapi::gomod::CLUSTER_API,
-        realapi::gomod::CAPI_CLUSTER_CRDS,
-    )?;
-    api.install_crds(&crds);
+    let api = realapi::gomod::shared_with_capi()?;
     api.kubectl(&["apply", "--server-side", "-f", ROLE_FILE]);
     Some(api)
 }

@@ -18,6 +18,7 @@
 //! the panic says which object and the server's reason.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -44,6 +45,18 @@ const SPEC_TOGGLES: &[(&str, &str, bool)] = &[
     ("Bucket", "/spec/suspend", true),
 ];
 
+/// The case directories of testdata/DIR that hold FILE, sorted.
+pub fn cases(dir: &str, file: &str) -> Vec<std::path::PathBuf> {
+    let mut dirs: Vec<std::path::PathBuf> =
+        std::fs::read_dir(super::root().join("testdata").join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join(file).is_file())
+            .collect();
+    dirs.sort();
+    dirs
+}
+
 /// The objects of a dump, as JSON, in the dump's order (Lists flattened).
 pub fn objects(text: &str) -> Vec<Value> {
     fn flatten(v: Value, out: &mut Vec<Value>) {
@@ -63,9 +76,22 @@ pub fn objects(text: &str) -> Vec<Value> {
     out
 }
 
-/// What `load` created, for `unload`.
+/// What `load` created; dropping it deletes them (also while a failed test unwinds, so
+/// that the next test finds the server as it was).
 pub struct Loaded {
+    connection: Arc<Connection>,
     created: Vec<Created>,
+}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        let unwinding = std::thread::panicking();
+        for c in self.created.drain(..).rev() {
+            if let Err(e) = c.delete(&self.connection) {
+                assert!(unwinding, "{e}");
+            }
+        }
+    }
 }
 
 struct Created {
@@ -77,9 +103,45 @@ struct Created {
 
 /// A client of the server as the admin, with its own runtime.
 pub struct AdminClient {
+    connection: Arc<Connection>,
+    resources: HashMap<(String, String), (ApiResource, ApiCapabilities)>,
+}
+
+struct Connection {
     runtime: tokio::runtime::Runtime,
     client: Client,
-    resources: HashMap<(String, String), (ApiResource, ApiCapabilities)>,
+}
+
+impl Created {
+    /// Deletes the object, its finalizers removed first (no controller runs to do it).
+    fn delete(&self, c: &Connection) -> Result<(), String> {
+        let api: Api<DynamicObject> = match &self.namespace {
+            Some(ns) => Api::namespaced_with(c.client.clone(), ns, &self.ar),
+            None => Api::all_with(c.client.clone(), &self.ar),
+        };
+        let what = format!("{} {}", self.ar.kind, self.name);
+        if self.finalizers {
+            let patch = json!({"metadata": {"finalizers": null}});
+            let patched = c.runtime.block_on(api.patch(
+                &self.name,
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            ));
+            match patched {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 404 => return Ok(()),
+                Err(e) => return Err(format!("{what}: {}", reason(&e))),
+            }
+        }
+        match c
+            .runtime
+            .block_on(api.delete(&self.name, &DeleteParams::default()))
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+            Err(e) => Err(format!("delete {what}: {}", reason(&e))),
+        }
+    }
 }
 
 impl AdminClient {
@@ -100,10 +162,13 @@ impl AdminClient {
             Client::try_from(config).unwrap()
         });
         AdminClient {
-            runtime,
-            client,
+            connection: Arc::new(Connection { runtime, client }),
             resources: HashMap::new(),
         }
+    }
+
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.connection.runtime.block_on(f)
     }
 
     /// The resource of an apiVersion and kind, as the server serves it (discovery, cached).
@@ -115,8 +180,7 @@ impl AdminClient {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         let gvk = GroupVersionKind::gvk(group, version, kind);
         let found = self
-            .runtime
-            .block_on(kube::discovery::pinned_kind(&self.client, &gvk))
+            .block_on(kube::discovery::pinned_kind(&self.connection.client, &gvk))
             .unwrap_or_else(|e| panic!("the server does not serve {kind} {api_version}: {e}"));
         self.resources.insert(key, found.clone());
         found
@@ -129,8 +193,10 @@ impl AdminClient {
         ns: Option<&str>,
     ) -> Api<DynamicObject> {
         match (&caps.scope, ns) {
-            (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, ar),
-            _ => Api::all_with(self.client.clone(), ar),
+            (Scope::Namespaced, Some(ns)) => {
+                Api::namespaced_with(self.connection.client.clone(), ns, ar)
+            }
+            _ => Api::all_with(self.connection.client.clone(), ar),
         }
     }
 
@@ -145,7 +211,6 @@ impl AdminClient {
             let name = crd["metadata"]["name"].as_str().unwrap();
             let (ar, caps) = self.resource("apiextensions.k8s.io/v1", "CustomResourceDefinition");
             let got = self
-                .runtime
                 .block_on(self.api(&ar, &caps, None).get_opt(name))
                 .unwrap();
             assert!(
@@ -163,6 +228,7 @@ impl AdminClient {
             self.ensure_namespace(ns);
         }
         let mut loaded = Loaded {
+            connection: Arc::clone(&self.connection),
             created: Vec::new(),
         };
         let mut uids: HashMap<String, String> = HashMap::new();
@@ -183,10 +249,7 @@ impl AdminClient {
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
         )
         .unwrap();
-        match self
-            .runtime
-            .block_on(api.create(&PostParams::default(), &ns))
-        {
+        match self.block_on(api.create(&PostParams::default(), &ns)) {
             Ok(_) => {}
             Err(kube::Error::Api(e)) if e.code == 409 => {}
             Err(e) => panic!("namespace {name}: {e}"),
@@ -260,7 +323,6 @@ impl AdminClient {
 
         let obj: DynamicObject = serde_json::from_value(body).unwrap();
         let mut stored = self
-            .runtime
             .block_on(api.create(&PostParams::default(), &obj))
             .unwrap_or_else(|e| panic!("the server rejects {what}: {}", reason(&e)));
         loaded.created.push(Created {
@@ -282,7 +344,6 @@ impl AdminClient {
                 Some(value.clone().unwrap_or(Value::Null)),
             );
             stored = self
-                .runtime
                 .block_on(api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)))
                 .unwrap_or_else(|e| {
                     panic!("the server rejects a spec change of {what}: {}", reason(&e))
@@ -296,7 +357,6 @@ impl AdminClient {
         if let Some(status) = status {
             stored.data["status"] = status;
             stored = self
-                .runtime
                 .block_on(api.replace_status(&name, &PostParams::default(), &stored))
                 .unwrap_or_else(|e| {
                     panic!("the server rejects the status of {what}: {}", reason(&e))
@@ -305,34 +365,9 @@ impl AdminClient {
         stored.metadata.uid.unwrap_or_default()
     }
 
-    /// Deletes what `load` created (finalizers removed first: no controller runs to do it).
+    /// Deletes what `load` created (as dropping it does).
     pub fn unload(&mut self, loaded: Loaded) {
-        for c in loaded.created.into_iter().rev() {
-            let caps = ApiCapabilities {
-                scope: if c.namespace.is_some() {
-                    Scope::Namespaced
-                } else {
-                    Scope::Cluster
-                },
-                subresources: Vec::new(),
-                operations: Vec::new(),
-            };
-            let api = self.api(&c.ar, &caps, c.namespace.as_deref());
-            if c.finalizers {
-                let patch = json!({"metadata": {"finalizers": null}});
-                self.runtime
-                    .block_on(api.patch(&c.name, &PatchParams::default(), &Patch::Merge(&patch)))
-                    .unwrap_or_else(|e| panic!("{} {}: {e}", c.ar.kind, c.name));
-            }
-            match self
-                .runtime
-                .block_on(api.delete(&c.name, &DeleteParams::default()))
-            {
-                Ok(_) => {}
-                Err(kube::Error::Api(e)) if e.code == 404 => {}
-                Err(e) => panic!("delete {} {}: {e}", c.ar.kind, c.name),
-            }
-        }
+        drop(loaded);
     }
 }
 

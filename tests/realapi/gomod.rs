@@ -90,3 +90,12 @@ fn module_files((module, version): (&str, &str), files: &[&str]) -> Result<Vec<P
         None => Ok(paths),
     }
 }
+
+/// The server of this test binary (`super::shared()`) with Cluster API's Cluster CRD
+/// installed too (dumps and render inputs of kcm's default provider hold CAPI Clusters);
+/// None when skipped.
+pub fn shared_with_capi() -> Option<&'static super::RealApi> {
+    let api = super::shared()?;
+    api.install_crds(&crds(CLUSTER_API, CAPI_CLUSTER_CRDS)?);
+    Some(api)
+}
