@@ -151,6 +151,17 @@ impl<'a> Object<'a> {
         ObjectId::of(self.0)
     }
 
+    /// The object as the API server serves it at another version of its group that its CRD
+    /// serves, without a conversion webhook: the same fields under that apiVersion (the one
+    /// field the server sets to the version asked for).
+    pub fn served_at(self, api_version: &str) -> Value {
+        let mut v = self.0.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.insert("apiVersion".into(), Value::from(api_version));
+        }
+        v
+    }
+
     /// `Kind/namespace/name`.
     pub fn display(self) -> String {
         self.id().to_string()

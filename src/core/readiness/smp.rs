@@ -266,6 +266,15 @@ fn ensure(
         );
         return (false, None, Some(fail(REASON_FAILED_TO_GET, msg)));
     };
+    // Saved at another served version (`kubectl get` saves the preferred one), it is what
+    // kcm reads at the version named: the same fields under that apiVersion.
+    let served;
+    let object = if Object(object).api_version() == r.api_version {
+        object
+    } else {
+        served = Object(object).served_at(&r.api_version);
+        &served
+    };
     let rule = Rule::new(&r.readiness_rule, limits);
     let outcome = rule.evaluate(object, explain);
     let cond = match (&outcome.error, &outcome.budget_exceeded) {

@@ -275,3 +275,30 @@ fn compile_errors_read_as_cel_go_prints_them_and_stay_short() {
         "failed to compile CEL expression: ERROR: <input>:1:8: undeclared reference to 'y' (in container '')\n | 'é' == y\n | .\u{ff0e}.....^"
     );
 }
+
+#[test]
+fn a_reference_at_another_served_version_reads_the_object_under_that_version() {
+    // The Widget saved at v1 (the CRD's preferred version), the adapter named at v1beta1: kcm
+    // reads it at v1beta1, so its apiVersion there is v1beta1.
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "n"}, "status": {"ready": true}});
+    let set = ObjectSet::new(vec![
+        widget,
+        crd("widgets", "example.com", "Widget", &["v1", "v1beta1"]),
+    ]);
+    let mut smp = smp("", "");
+    smp["spec"]["adapter"] = json!({"apiVersion": "example.com/v1beta1", "kind": "Widget",
+        "name": "w", "namespace": "n",
+        "readinessRule": "self.apiVersion == 'example.com/v1beta1' && self.status.ready"});
+    smp["spec"]["provisioner"] = json!([{"apiVersion": "example.com/v1", "kind": "Widget",
+        "name": "w", "namespace": "n", "readinessRule": "self.apiVersion == 'example.com/v1'"}]);
+    smp["spec"]["provisionerCRDs"] = json!([]);
+    let c = check_smp(
+        &smp,
+        &set,
+        Rbac::NotEvaluated,
+        &Limits::default(),
+        Explain::WhenNotTrue,
+    );
+    assert!(c.ready, "{:?}", conds(&c));
+}
