@@ -99,8 +99,10 @@ fn live_object(global: &GlobalArgs, target: &str) -> Result<Value, CliError> {
     let mut cluster = Cluster::connect(&global.cluster)?;
     cluster.discover_all()?;
     let Some((ar, caps)) = cluster.resolve(kind) else {
+        // kubectl names the resource without its version and group.
+        let (resource, ..) = crate::api::kinds::split_resource_name(kind);
         return Err(CliError::Fatal(format!(
-            "the server doesn't have a resource type {kind:?} (kubectl api-resources lists them)"
+            "the server doesn't have a resource type {resource:?} (kubectl api-resources lists them)"
         )));
     };
     let namespace = cluster.default_namespace.clone();

@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Args;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
+use kube::discovery::{ApiCapabilities, ApiGroup, ApiResource, Discovery, Scope};
 use kube::{Client, Config};
 use serde_json::Value;
 
@@ -189,9 +189,12 @@ impl Cluster {
         Ok(())
     }
 
-    /// The resource of a kind in a group (preferred version), if the cluster serves it.
+    /// The resource of a kind in a group, if the cluster serves it: at the group's preferred
+    /// version, else at the most stable version that serves the kind.
     pub fn resource(&self, group: &str, kind: &str) -> Option<(ApiResource, ApiCapabilities)> {
-        self.discovery.as_ref()?.get(group)?.recommended_kind(kind)
+        by_preference(self.discovery.as_ref()?.get(group)?)
+            .into_iter()
+            .find(|(ar, _)| ar.kind == kind)
     }
 
     /// The resource of a kind at a given apiVersion (`group/version` or `version`), as kcm's
@@ -246,7 +249,7 @@ impl Cluster {
             }
             let resources = match version {
                 Some(v) => g.versioned_resources(v),
-                None => g.recommended_resources(),
+                None => by_preference(g),
             };
             for (ar, caps) in resources {
                 if ar.kind.to_ascii_lowercase() == lower || ar.plural == lower {
@@ -335,6 +338,19 @@ impl Cluster {
         self.wait(&format!("get {} {name}", ar.plural), api.get_opt(name))
             .map(|o| o.map(|o| with_type(&o, ar)))
     }
+}
+
+/// The resources of a group in the order kubectl's REST mapper tries them for a name without
+/// a version: the group's preferred version first, then its other versions, most stable
+/// first. A kind the group serves only at a version it does not prefer (its other kinds
+/// have a newer one) is found there, as kubectl finds it.
+fn by_preference(g: &ApiGroup) -> Vec<(ApiResource, ApiCapabilities)> {
+    let preferred = g.preferred_version_or_latest();
+    let mut out = g.versioned_resources(preferred);
+    for v in g.versions().filter(|v| *v != preferred) {
+        out.extend(g.versioned_resources(v));
+    }
+    out
 }
 
 /// A get's result, where a refusal (403) becomes nothing and a note when `notes` is given.
