@@ -2,7 +2,8 @@
 //! Cluster API CRDs: every dump of testdata/doctor, loaded into the server, gives the same
 //! report live (`doctor -A`) as from the dump (`doctor --from`), for both providers, run as
 //! the admin and as a user bound to nothing but the ClusterRole of deploy/doctor/; a user who
-//! may not list a kind gets the finding that names it with the server's refusal.
+//! may not list a kind gets the finding that names it with the server's refusal. `check` live
+//! on each loaded dump evaluates every provider as `check` does offline on the dump.
 //!
 //! Doctor's findings depend on time only through the status times the dumps carry
 //! (conditions' lastTransitionTime, the services' lastStateTransitionTime), which the loader
@@ -130,7 +131,7 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
     let reader = doctor_user(api);
     let cases = cases();
     assert!(cases.len() >= 50, "only {} doctor cases", cases.len());
-    let (mut flux, mut sveltos) = (0, 0);
+    let (mut flux, mut sveltos, mut providers) = (0, 0, 0);
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
         let dump = case.join("dump.yaml");
@@ -150,6 +151,7 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
             );
             assert_eq!(code, want_code, "{name}: exit codes as {who}");
         }
+        providers += check_agrees(api, &name, &dump);
         for set in want["serviceSets"].as_array().unwrap() {
             match set["translation"].as_str() {
                 Some("Flux") => flux += 1,
@@ -163,6 +165,7 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
         flux >= 25 && sveltos >= 15,
         "{flux} Flux, {sveltos} Sveltos ServiceSets"
     );
+    assert!(providers >= 50, "check compared on {providers} providers");
     // Unloaded: nothing of the last case is left for the next test.
     let left = api.kubectl(&[
         "get",
@@ -172,6 +175,74 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
         "name",
     ]);
     assert_eq!(left, "", "left after unloading");
+}
+
+/// `check` live (as the admin, the dump loaded) against `check DUMP --objects DUMP`: every
+/// provider with the same evaluations and the same conditions but RBACReady, which offline
+/// cannot know (live it is what kcm recorded), and where kcm recorded it True the same
+/// verdict. Returns the number of providers compared.
+fn check_agrees(api: &RealApi, case: &str, dump: &Path) -> usize {
+    let json = |out: Output| -> (Option<i32>, Value) {
+        let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{case}: check -o json: {e}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (out.status.code(), v)
+    };
+    let (live_code, live) = json(
+        api.admin()
+            .ksm()
+            .args(["check", "-o", "json"])
+            .output()
+            .unwrap(),
+    );
+    let (offline_code, offline) = json(
+        Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .args(["check", "-o", "json"])
+            .arg(dump)
+            .arg("--objects")
+            .arg(dump)
+            .env_clear()
+            .output()
+            .unwrap(),
+    );
+    let without_rbac = |p: &Value| {
+        let mut p = p.clone();
+        p["conditions"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|c| c["type"] != "RBACReady");
+        for k in ["statusDisagreements", "ready"] {
+            p.as_object_mut().unwrap().remove(k);
+        }
+        p
+    };
+    let providers = |v: &Value| -> Vec<Value> {
+        v["providers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(without_rbac)
+            .collect()
+    };
+    assert_eq!(
+        providers(&live),
+        providers(&offline),
+        "{case}: check live (left) and offline (right)"
+    );
+    let rbac_true = live["providers"].as_array().unwrap().iter().all(|p| {
+        p["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "RBACReady" && c["status"] == "True")
+    });
+    if rbac_true {
+        assert_eq!(live_code, offline_code, "{case}: check's exit codes");
+    }
+    live["providers"].as_array().unwrap().len()
 }
 
 /// Loads a case, runs doctor as `user`, unloads; (exit code, report, stderr).
