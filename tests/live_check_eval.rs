@@ -591,3 +591,70 @@ spec:
     assert_eq!(adapter(&offline), adapter(&v), "{offline:#}");
     assert_eq!(adapter(&v).0, "True");
 }
+
+#[test]
+fn eval_finds_a_kind_its_group_serves_only_below_the_preferred_version() {
+    // Widget serves v1 (preferred for the group) and v1beta1; Gadget, in the same group,
+    // v1beta1 only. kubectl finds gadget/g at v1beta1; so does eval (the real server's case
+    // is in tests/real_check_eval.rs).
+    let l = live("healthy");
+    let crd = |kind: &str, plural: &str, versions: &[(&str, bool)]| {
+        serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.example.com")},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(),
+                      "listKind": format!("{kind}List")},
+            "versions": versions.iter().map(|(v, storage)| serde_json::json!(
+                {"name": v, "served": true, "storage": storage,
+                 "schema": {"openAPIV3Schema": {"type": "object",
+                            "x-kubernetes-preserve-unknown-fields": true}}})).collect::<Vec<_>>()}})
+    };
+    l.server.load_crd(&crd(
+        "Widget",
+        "widgets",
+        &[("v1beta1", false), ("v1", true)],
+    ));
+    l.server
+        .load_crd(&crd("Gadget", "gadgets", &[("v1beta1", true)]));
+    l.server.load_objects_yaml(
+        "apiVersion: example.com/v1beta1\nkind: Gadget\nmetadata:\n  name: g\n  namespace: flux-system\nstatus:\n  phase: Running\n",
+    );
+    for form in ["gadget/g", "gadgets/g", "gadgets.example.com/g"] {
+        let out = ksm(
+            &l,
+            &[
+                "eval",
+                "self.status.phase == 'Running'",
+                form,
+                "-n",
+                "flux-system",
+                "-o",
+                "json",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{form}: {}", text(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v["results"][0]["object"]["apiVersion"],
+            "example.com/v1beta1"
+        );
+    }
+    let out = ksm(
+        &l,
+        &[
+            "eval",
+            "true",
+            "gadgets.v1.example.com/g",
+            "-n",
+            "flux-system",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("the server doesn't have a resource type \"gadgets\""),
+        "{}",
+        text(&out)
+    );
+    only_reads(&l);
+}
