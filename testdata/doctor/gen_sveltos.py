@@ -49,10 +49,15 @@ SMP["status"] = {"ready": True, "conditions": [
                     ("Ready", "Succeeded", "StateManagementProvider is ready")]]}
 
 
-def deployment(ns, name):
+def deployment(ns, name, image):
+    """A Deployment a real API server accepts (selector, pod template), ready at generation 1."""
+    sel = {"app": name}
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": name, "namespace": ns, "generation": 1},
-            "spec": {"replicas": 1},
+            "spec": {"replicas": 1, "selector": {"matchLabels": sel},
+                     "template": {"metadata": {"labels": sel},
+                                  "spec": {"containers": [{"name": "manager", "image": image}],
+                                           "serviceAccountName": name}}},
             "status": {"observedGeneration": 1, "replicas": 1, "availableReplicas": 1,
                        "readyReplicas": 1, "updatedReplicas": 1}}
 
@@ -71,8 +76,8 @@ def crd(plural, kind, group="config.projectsveltos.io", version="v1beta1"):
                                        "message": "the initial names have been accepted"}]}}
 
 
-PLATFORM = [SMP, deployment("kcm-system", "kcm-controller-manager"),
-            deployment("projectsveltos", "addon-controller"),
+PLATFORM = [SMP, deployment("kcm-system", "kcm-controller-manager", "ghcr.io/k0rdent/kcm/controller:1.6.0"),
+            deployment("projectsveltos", "addon-controller", "docker.io/projectsveltos/addon-controller:v1.12.0"),
             crd("profiles", "Profile"), crd("clustersummaries", "ClusterSummary"),
             crd("clusters", "Cluster", "cluster.x-k8s.io", "v1beta2")]
 

@@ -30,6 +30,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+pub mod dump;
+pub mod gomod;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The CRDs every server gets: the ones the binary embeds.
@@ -569,9 +572,37 @@ impl RealApi {
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let names = self.kubectl(&args);
-        let mut wait = vec!["wait", "--for=condition=Established", "--timeout=120s"];
-        wait.extend(names.lines().filter(|l| !l.is_empty()));
-        self.kubectl(&wait);
+        // Polled rather than `kubectl wait --for=condition=Established`, which fails outright
+        // ("accessor error") on a CRD the server has not yet given any condition.
+        let mut get = vec!["get", "-o", "json"];
+        get.extend(names.lines().filter(|l| !l.is_empty()));
+        let deadline = Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let got: Value = serde_json::from_str(&self.kubectl(&get)).unwrap();
+            let crds = match got["kind"].as_str() {
+                Some("List") => got["items"].as_array().cloned().unwrap_or_default(),
+                _ => vec![got],
+            };
+            let pending: Vec<&str> = crds
+                .iter()
+                .filter(|crd| {
+                    !crd["status"]["conditions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|c| c["type"] == "Established" && c["status"] == "True")
+                })
+                .map(|crd| crd["metadata"]["name"].as_str().unwrap_or("?"))
+                .collect();
+            if pending.is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "CRDs not Established within two minutes: {pending:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
     }
 
     /// Restarts kube-apiserver on the same port (etcd keeps the data) and waits until it is

@@ -1,0 +1,354 @@
+//! `kubectl ksm doctor` live against a real kube-apiserver with the real kcm, Flux, Sveltos and
+//! Cluster API CRDs: every dump of testdata/doctor, loaded into the server, gives the same
+//! report live (`doctor -A`) as from the dump (`doctor --from`), for both providers, run as
+//! the admin and as a user bound to nothing but the ClusterRole of deploy/doctor/; a user who
+//! may not list a kind gets the finding that names it with the server's refusal.
+//!
+//! Doctor's findings depend on time only through the status times the dumps carry
+//! (conditions' lastTransitionTime, the services' lastStateTransitionTime), which the loader
+//! writes as they are, so both runs are judged at the dumps' `--now`. The one metadata time
+//! doctor reads, creationTimestamp (the server's own: the load time), only breaks a tie of
+//! the Flux adapter's release ownership between ServiceSets of equal priority, and no case
+//! has one; were one added, the loader's creation order (the dump's) would still hold, and a
+//! difference would show here.
+
+mod realapi;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+use realapi::dump::AdminClient;
+use realapi::{RealApi, User};
+use serde_json::{Value, json};
+
+const NOW: &str = "2026-11-21T12:00:00Z";
+
+/// The tests of this binary load dumps into one server: one at a time.
+static SERVER: Mutex<()> = Mutex::new(());
+
+fn cases() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(realapi::root().join("testdata/doctor"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("dump.yaml").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The shared server with Cluster API's Cluster CRD installed too (the Sveltos dumps hold
+/// CAPI Clusters) and the ClusterRole of deploy/doctor/ applied; None when skipped.
+fn server() -> Option<&'static RealApi> {
+    let api = realapi::shared()?;
+    let crds = realapi::gomod::crds(
+        realapi::gomod::CLUSTER_API,
+        realapi::gomod::CAPI_CLUSTER_CRDS,
+    )?;
+    api.install_crds(&crds);
+    api.kubectl(&["apply", "--server-side", "-f", ROLE_FILE]);
+    Some(api)
+}
+
+const ROLE_FILE: &str = "deploy/doctor/clusterrole.yaml";
+const ROLE: &str = "kubectl-ksm-doctor";
+
+/// The ClusterRole of deploy/doctor/, as JSON.
+fn role() -> Value {
+    let text = std::fs::read_to_string(realapi::root().join(ROLE_FILE)).unwrap();
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+/// A fresh user bound to the documented ClusterRole and nothing else.
+fn doctor_user(api: &RealApi) -> User {
+    let user = api.fresh_user();
+    let name = api.unique("kubectl-ksm-doctor");
+    api.apply(&json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE},
+        "subjects": [user.subject],
+    }));
+    user
+}
+
+/// A fresh user granted the documented role's rules but for one resource.
+fn user_without(api: &RealApi, resource: &str) -> User {
+    let mut rules = role()["rules"].as_array().unwrap().clone();
+    for rule in &mut rules {
+        let resources = rule["resources"].as_array_mut().unwrap();
+        resources.retain(|r| r != resource);
+    }
+    rules.retain(|r| !r["resources"].as_array().unwrap().is_empty());
+    let user = api.fresh_user();
+    api.grant_cluster(&user, Value::Array(rules));
+    user
+}
+
+fn run(cmd: &mut Command) -> (Option<i32>, Value, String) {
+    let out: Output = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("doctor -o json: {e}: {stdout}{stderr}"));
+    (out.status.code(), report, stderr)
+}
+
+fn live(user: &User) -> (Option<i32>, Value, String) {
+    run(user
+        .ksm()
+        .args(["doctor", "-A", "--now", NOW, "-o", "json"]))
+}
+
+fn from_dump(dump: &Path) -> (Option<i32>, Value, String) {
+    run(Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["doctor", "--now", NOW, "-o", "json", "--from"])
+        .arg(dump)
+        .current_dir(realapi::root())
+        .env_clear())
+}
+
+/// (code, object, message) of each finding: what a difference is first shown by.
+fn findings(report: &Value) -> Vec<(String, String, String)> {
+    let mut f: Vec<_> = report["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no findings: {report}"))
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["object"].to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    f.sort();
+    f
+}
+
+fn dump_path(case: &str) -> PathBuf {
+    realapi::root()
+        .join("testdata/doctor")
+        .join(case)
+        .join("dump.yaml")
+}
+
+#[test]
+fn every_dump_gives_the_same_report_live_as_from_the_dump() {
+    let Some(api) = server() else { return };
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let mut client = AdminClient::new(api);
+    let reader = doctor_user(api);
+    let cases = cases();
+    assert!(cases.len() >= 50, "only {} doctor cases", cases.len());
+    let (mut flux, mut sveltos) = (0, 0);
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let dump = case.join("dump.yaml");
+        let loaded = client.load(&name, &std::fs::read_to_string(&dump).unwrap());
+        let (want_code, want, _) = from_dump(&dump);
+        for user in [api.admin(), &reader] {
+            let (code, report, stderr) = live(user);
+            let who = &user.name;
+            assert_eq!(
+                findings(&report),
+                findings(&want),
+                "{name}: live as {who} (left) and the dump (right) differ\nstderr of the live run:\n{stderr}"
+            );
+            assert_eq!(
+                report, want,
+                "{name}: live as {who} (left) and the dump (right)"
+            );
+            assert_eq!(code, want_code, "{name}: exit codes as {who}");
+        }
+        for set in want["serviceSets"].as_array().unwrap() {
+            match set["translation"].as_str() {
+                Some("Flux") => flux += 1,
+                Some(_) => sveltos += 1,
+                None => {}
+            }
+        }
+        client.unload(loaded);
+    }
+    assert!(
+        flux >= 25 && sveltos >= 15,
+        "{flux} Flux, {sveltos} Sveltos ServiceSets"
+    );
+    // Unloaded: nothing of the last case is left for the next test.
+    let left = api.kubectl(&[
+        "get",
+        "servicesets.k0rdent.mirantis.com",
+        "-A",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(left, "", "left after unloading");
+}
+
+/// Loads a case, runs doctor as `user`, unloads; (exit code, report, stderr).
+fn doctor_on(api: &RealApi, case: &str, user: &User) -> (Option<i32>, Value, String) {
+    let mut client = AdminClient::new(api);
+    let loaded = client.load(case, &std::fs::read_to_string(dump_path(case)).unwrap());
+    let out = live(user);
+    client.unload(loaded);
+    out
+}
+
+/// The refusal kube-apiserver words for a list across the cluster.
+fn refusal(user: &User, resource: &str, group: &str) -> String {
+    format!(
+        "{resource}.{group} is forbidden: User \"{}\" cannot list resource \"{resource}\" in API group \"{group}\" at the cluster scope",
+        user.name
+    )
+}
+
+#[test]
+fn a_kind_the_user_may_not_list_is_named_with_the_servers_refusal() {
+    let Some(api) = server() else { return };
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+
+    // Flux adapter, HelmReleases refused: one KSM637 naming the kind and the server's
+    // reason; the Kustomization's chain is still followed, and no HelmRelease is called
+    // missing.
+    let user = user_without(api, "helmreleases");
+    let (code, report, stderr) = doctor_on(api, "healthy", &user);
+    assert_eq!(
+        code,
+        Some(1),
+        "incomplete is not healthy: {report:#}\n{stderr}"
+    );
+    let why = refusal(&user, "helmreleases", "helm.toolkit.fluxcd.io");
+    let codes: Vec<String> = findings(&report).into_iter().map(|f| f.0).collect();
+    assert_eq!(codes, ["KSM637"], "{report:#}");
+    let message = report["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("HelmRelease could not be read (") && message.contains(&why),
+        "{message}"
+    );
+    assert!(
+        stderr.contains(&why) && stderr.contains("not followed"),
+        "{stderr}"
+    );
+    let services = &report["serviceSets"][0]["services"];
+    let podinfo = services
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "podinfo")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(podinfo["status"], "healthy", "{podinfo:#}");
+
+    // kcm's default provider, ClusterSummaries refused: KSM637 for them and, for each
+    // service, where its chain stopped (info); no ClusterSummary is reported missing (KSM621).
+    let user = user_without(api, "clustersummaries");
+    let (code, report, stderr) = doctor_on(api, "sveltos-healthy-profile", &user);
+    assert_eq!(code, Some(1), "{report:#}\n{stderr}");
+    let why = refusal(&user, "clustersummaries", "config.projectsveltos.io");
+    let (infos, problems): (Vec<&Value>, Vec<&Value>) = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .partition(|f| f["severity"] == "info");
+    assert_eq!(problems.len(), 1, "{report:#}");
+    assert_eq!(problems[0]["code"], "KSM637");
+    let message = problems[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("ClusterSummary could not be read (") && message.contains(&why),
+        "{message}"
+    );
+    assert_eq!(infos.len(), 2, "one per service: {report:#}");
+    for info in infos {
+        let m = info["message"].as_str().unwrap();
+        assert!(
+            m.ends_with(": not followed further: ClusterSummary/kcm-system/p--dev-cluster-capi-dev-cluster could not be read"),
+            "{m}"
+        );
+    }
+
+    // ServiceSets refused: nothing to diagnose, exit 2 with the server's refusal.
+    let user = user_without(api, "servicesets");
+    let mut client = AdminClient::new(api);
+    let loaded = client.load(
+        "healthy",
+        &std::fs::read_to_string(dump_path("healthy")).unwrap(),
+    );
+    let out = user
+        .ksm()
+        .args(["doctor", "-A", "--now", NOW])
+        .output()
+        .unwrap();
+    client.unload(loaded);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: forbidden to list servicesets: ")
+            && stderr.contains(&refusal(&user, "servicesets", "k0rdent.mirantis.com")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn without_the_optional_secrets_rule_doctor_goes_on_unchecked() {
+    let Some(api) = server() else { return };
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let user = user_without(api, "secrets");
+    // Healthy: the same report as from the dump; stderr says what was not checked.
+    let (code, report, stderr) = doctor_on(api, "healthy", &user);
+    let (want_code, want, _) = from_dump(&dump_path("healthy"));
+    assert_eq!((code, &report), (want_code, &want));
+    assert!(
+        stderr.contains("kubeconfig Secrets not checked: forbidden to list secrets"),
+        "{stderr}"
+    );
+    // A missing kubeconfig Secret cannot be seen then: no KSM617, which the dump (and the
+    // admin) report.
+    let (_, report, _) = doctor_on(api, "kubeconfig-missing", &user);
+    let (_, want, _) = from_dump(&dump_path("kubeconfig-missing"));
+    let codes = |r: &Value| findings(r).into_iter().map(|f| f.0).collect::<Vec<_>>();
+    assert_eq!(codes(&want), ["KSM617"]);
+    assert_eq!(codes(&report), Vec::<String>::new(), "{report:#}");
+}
+
+#[test]
+fn the_documented_role_grants_exactly_what_doctor_reads() {
+    use kubectl_ksm::api::kinds;
+    use kubectl_ksm::cluster::DOCTOR_KINDS;
+    // (group, resource, verb) granted by the role.
+    let mut granted: Vec<(String, String, String)> = Vec::new();
+    for rule in role()["rules"].as_array().unwrap() {
+        for group in rule["apiGroups"].as_array().unwrap() {
+            for resource in rule["resources"].as_array().unwrap() {
+                for verb in rule["verbs"].as_array().unwrap() {
+                    granted.push((
+                        group.as_str().unwrap().into(),
+                        resource.as_str().unwrap().into(),
+                        verb.as_str().unwrap().into(),
+                    ));
+                }
+            }
+        }
+    }
+    granted.sort();
+    // What doctor reads: get and list on every kind it lists, the health-rule ConfigMaps
+    // and the Secrets' names (lists), the SMPs' Deployments and provisioner CRDs (gets).
+    let mut reads: Vec<(String, String, String)> = Vec::new();
+    for (kind, _) in DOCTOR_KINDS {
+        for verb in ["get", "list"] {
+            reads.push((kind.group.into(), kind.plural.into(), verb.into()));
+        }
+    }
+    for (kind, verb) in [
+        (&kinds::CONFIG_MAP, "list"),
+        (&kinds::SECRET, "list"),
+        (&kinds::DEPLOYMENT, "get"),
+        (&kinds::CRD, "get"),
+    ] {
+        reads.push((kind.group.into(), kind.plural.into(), verb.into()));
+    }
+    reads.sort();
+    assert_eq!(
+        granted, reads,
+        "{ROLE_FILE} against DOCTOR_KINDS and doctor_snapshot"
+    );
+    assert_eq!(role()["metadata"]["name"], ROLE);
+}
