@@ -4,8 +4,9 @@
 //!   references and by `eval` at the version it does not prefer: the object is read at that
 //!   version, as kcm's REST mapping reads it (its apiVersion is that version's);
 //! - a kind its group serves only at a version the group does not prefer (the group's other
-//!   kind has v1): `eval KIND/NAME` finds it there, as kubectl does, and a reference at a
-//!   version not served is not found, live as offline.
+//!   kind has v1): `eval KIND/NAME` finds it there, as kubectl does; an SMP reference at a
+//!   version not served has no REST mapping, and kcm's ensureRBAC stops there (RBACReady
+//!   False, nothing else evaluated), live (discovery) as offline (the saved CRD).
 //!
 //! The CRDs carry a CEL validation rule, which the server evaluates on every write.
 
@@ -114,12 +115,14 @@ fn write_objects(api: &RealApi) -> String {
             ],
             json!([{"group": GROUP, "version": "v1beta1", "resources": ["widgets", "gadgets"]}]),
         ),
-        // Not ready: a Widget version no CRD has, a Gadget version its CRD does not serve.
+        // Not ready: a Gadget version its CRD does not serve, which kcm's REST mapper does
+        // not map (RBACReady False; kcm evaluates nothing else).
         smp(
             "ksm-widgets-unserved",
-            reference("v2", "Widget", "w", &ns, "true"),
+            reference("v1beta1", "Widget", "w", &ns, "true"),
             vec![reference("v1", "Gadget", "g", &ns, "true")],
-            json!([{"group": GROUP, "version": "v1", "resources": ["gadgets"]}]),
+            // Not the Gadget CRD: checked alone, live, only discovery says v1 is not served.
+            json!([{"group": GROUP, "version": "v1beta1", "resources": ["widgets"]}]),
         ),
     ]));
     ns
@@ -168,28 +171,34 @@ fn check_live_reads_each_reference_at_its_version_and_agrees_with_offline() {
     );
     let (code, unserved) = live(&["ksm-widgets-unserved"]);
     assert_eq!(code, Some(1), "{unserved:#}");
-    let conditions = |r: &Value| -> Vec<(String, String)> {
-        r["providers"][0]["conditions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                (
-                    c["type"].as_str().unwrap().to_string(),
-                    c["status"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    };
-    let status = |t: &str| {
-        conditions(&unserved)
-            .into_iter()
-            .find(|(ty, _)| ty == t)
-            .map(|(_, s)| s)
-    };
-    for t in ["AdapterReady", "ProvisionerReady", "ProvisionerCRDsReady"] {
-        assert_eq!(status(t).as_deref(), Some("False"), "{t}: {unserved:#}");
-    }
+    let conditions: Vec<String> = unserved["providers"][0]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let f = |k: &str| c[k].as_str().unwrap();
+            format!(
+                "{} {} {}: {}",
+                f("type"),
+                f("status"),
+                f("reason"),
+                f("message")
+            )
+        })
+        .collect();
+    assert_eq!(
+        conditions,
+        [
+            format!(
+                "RBACReady False FailedToGetGVKForProvisioner: Failed to ensure RBAC: failed to get REST mapping for {GROUP}/v1, Kind=Gadget: no matches for kind \"Gadget\" in version \"{GROUP}/v1\""
+            ),
+            "AdapterReady Unknown AdapterUnknown: ".into(),
+            "ProvisionerReady Unknown ProvisionerUnknown: ".into(),
+            "ProvisionerCRDsReady Unknown ProvisionerCRDsUnknown: ".into(),
+        ],
+        "{unserved:#}"
+    );
+    assert_eq!(unserved["providers"][0]["evaluations"], json!([]));
 
     // Offline, from what `kubectl get` saves: every object at its preferred version (the
     // Widget at v1), the SMPs and the CRDs. The same report, evaluation by evaluation.

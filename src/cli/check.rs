@@ -150,7 +150,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             smps.retain(|s| names.contains(&Object(s).name()));
         }
         let refs = cluster.smp_references(&smps, None)?;
-        let set = ObjectSet::new(refs);
+        let set = ObjectSet::new(refs).with_not_served(cluster.not_served_references(&smps));
         let mut checks = Vec::new();
         let mut disagreements = Vec::new();
         for smp in &smps {

@@ -697,6 +697,25 @@ impl Cluster {
             .collect())
     }
 
+    /// The (apiVersion, kind) of the SMPs' references the cluster does not serve, for which
+    /// kcm's REST mapper finds no mapping; after `smp_references`, which discovers their
+    /// groups.
+    pub fn not_served_references(&self, smps: &[Value]) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for smp in smps.iter().map(StateManagementProvider) {
+            for r in smp.references() {
+                let key = (r.api_version, r.kind);
+                if !key.1.is_empty()
+                    && self.resource_at(&key.0, &key.1).is_none()
+                    && !out.contains(&key)
+                {
+                    out.push(key);
+                }
+            }
+        }
+        out
+    }
+
     /// The adapter/provisioner objects and provisioner CRDs of every SMP (a handful of gets).
     /// With `forbidden`, an object the user may not get is left out with a note there
     /// (doctor goes on without it); without, it is an error.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::api::kinds;
-use crate::api::meta::{Object, str_at};
+use crate::api::meta::{Object, items_at, str_at};
 use crate::core::objects::ObjectId;
 
 /// Where a referenced object comes from: saved files or a live snapshot.
@@ -15,6 +15,13 @@ pub trait ObjectLookup {
     fn crd(&self, name: &str) -> Option<&Value>;
     /// The plural resource of a kind, for messages (`deployments.apps`); None if unknown.
     fn resource_of(&self, group: &str, kind: &str) -> Option<String>;
+
+    /// kcm's REST mapper's error when it cannot map `kind` at `group/version`, as far as
+    /// the objects show it: the kind's CRD is among them and has no such served version.
+    /// None when it maps or the objects cannot tell (no CRD of the kind: assumed served).
+    fn unmapped(&self, group: &str, version: &str, kind: &str) -> Option<String> {
+        unmapped_by_crd(self, group, version, kind)
+    }
 
     /// Whether `object`, as saved (at one version of its group: `kubectl get` gives the
     /// preferred one), answers a reference at `api_version`: the API server serves one stored
@@ -49,15 +56,51 @@ pub trait ObjectLookup {
     }
 }
 
+/// `ObjectLookup::unmapped` from the kind's CRD among the objects.
+fn unmapped_by_crd<L: ObjectLookup + ?Sized>(
+    l: &L,
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Option<String> {
+    let plural = l.resource_of(group, kind)?;
+    let crd = l.crd(&format!("{plural}.{group}"))?;
+    let served = items_at(crd, "/spec/versions").iter().any(|v| {
+        str_at(v, "/name") == version && v.get("served").and_then(Value::as_bool) != Some(false)
+    });
+    (!served).then(|| no_kind_match(group, version, kind))
+}
+
+/// apimachinery's NoKindMatchError for one version searched.
+pub fn no_kind_match(group: &str, version: &str, kind: &str) -> String {
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    format!("no matches for kind {kind:?} in version {gv:?}")
+}
+
 /// An in-memory set of objects (files, a dump).
 #[derive(Debug, Default)]
 pub struct ObjectSet {
     objects: Vec<Value>,
+    /// (apiVersion, kind) pairs the cluster's discovery does not serve (live).
+    not_served: Vec<(String, String)>,
 }
 
 impl ObjectSet {
     pub fn new(objects: Vec<Value>) -> ObjectSet {
-        ObjectSet { objects }
+        ObjectSet {
+            objects,
+            not_served: Vec::new(),
+        }
+    }
+
+    /// The set with what the cluster's discovery says it does not serve: (apiVersion, kind).
+    pub fn with_not_served(mut self, not_served: Vec<(String, String)>) -> ObjectSet {
+        self.not_served = not_served;
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -91,6 +134,22 @@ impl ObjectLookup for ObjectSet {
 
     fn crd(&self, name: &str) -> Option<&Value> {
         self.get(kinds::CRD.api_version, kinds::CRD.kind, "", name)
+    }
+
+    fn unmapped(&self, group: &str, version: &str, kind: &str) -> Option<String> {
+        let api_version = if group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{group}/{version}")
+        };
+        if self
+            .not_served
+            .iter()
+            .any(|(av, k)| *av == api_version && k == kind)
+        {
+            return Some(no_kind_match(group, version, kind));
+        }
+        unmapped_by_crd(self, group, version, kind)
     }
 
     fn resource_of(&self, group: &str, kind: &str) -> Option<String> {

@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::core::cel::{self, Clause, CompileError, Environment, Limits};
 
 pub use crate::api::kcm::Reference;
-pub use lookup::{ObjectLookup, ObjectSet, guess_resource};
+pub use lookup::{ObjectLookup, ObjectSet, guess_resource, no_kind_match};
 pub use smp::{
     Condition, Evaluation, Rbac, Skipped, SmpCheck, Status, check_smp, disagreements,
     recorded_condition,
@@ -34,6 +34,9 @@ pub const COND_PROVISIONER: &str = "ProvisionerReady";
 pub const COND_PROVISIONER_CRDS: &str = "ProvisionerCRDsReady";
 
 pub const REASON_FAILED_TO_GET: &str = "FailedToGetAdapter";
+/// RBACReady False: kcm's ensureRBAC cannot map the adapter's or a provisioner's kind.
+pub const REASON_GVK_ADAPTER: &str = "FailedToGetGVKForAdapter";
+pub const REASON_GVK_PROVISIONER: &str = "FailedToGetGVKForProvisioner";
 pub const REASON_FAILED_TO_EVALUATE: &str = "FailedToEvaluateReadiness";
 /// Not kcm's: our evaluation budget stopped the rule, so the condition kcm would set is
 /// unknown (kcm has no budget and would keep evaluating).

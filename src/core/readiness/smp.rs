@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::{
     COND_ADAPTER, COND_PROVISIONER, COND_PROVISIONER_CRDS, COND_RBAC, Explain, ObjectLookup,
-    REASON_BUDGET_EXCEEDED, REASON_FAILED_TO_EVALUATE, REASON_FAILED_TO_GET, Reference, Rule,
-    RuleOutcome, guess_resource,
+    REASON_BUDGET_EXCEEDED, REASON_FAILED_TO_EVALUATE, REASON_FAILED_TO_GET, REASON_GVK_ADAPTER,
+    REASON_GVK_PROVISIONER, Reference, Rule, RuleOutcome, guess_resource,
 };
 use crate::api::kcm::StateManagementProvider;
 use crate::api::meta::{Object, items_at};
@@ -106,6 +106,33 @@ pub fn check_smp(
     let adapter = view.adapter();
     let provisioners = view.provisioners();
 
+    // kcm's ensureRBAC maps the adapter's and every provisioner's kind first and returns on
+    // the first it cannot map: RBACReady False, and the other conditions are not evaluated
+    // (they stay as kcm last wrote them, or Unknown with no message when it never did).
+    if let Some(rbac_cond) = unmappable(&adapter, &provisioners, lookup) {
+        let kept = |type_: &'static str, unknown: &str| {
+            recorded_condition(smp, type_).unwrap_or_else(|| Condition {
+                type_,
+                status: Status::Unknown,
+                reason: unknown.into(),
+                message: String::new(),
+            })
+        };
+        return SmpCheck {
+            smp: id,
+            skipped: None,
+            conditions: vec![
+                rbac_cond,
+                kept(COND_ADAPTER, "AdapterUnknown"),
+                kept(COND_PROVISIONER, "ProvisionerUnknown"),
+                kept(COND_PROVISIONER_CRDS, "ProvisionerCRDsUnknown"),
+            ],
+            ready: false,
+            undetermined: false,
+            evaluations: Vec::new(),
+        };
+    }
+
     let mut evaluations = Vec::new();
     let adapter_cond = {
         let (found, outcome, cond) = ensure(&adapter, "adapter", lookup, limits, explain);
@@ -176,6 +203,52 @@ pub fn check_smp(
     }
 }
 
+/// RBACReady as kcm's ensureRBAC sets it when it cannot map a reference's kind
+/// (`gvrFromResourceReference`: an apiVersion of more than one `/`, or no REST mapping).
+fn unmappable(
+    adapter: &Reference,
+    provisioners: &[Reference],
+    lookup: &dyn ObjectLookup,
+) -> Option<Condition> {
+    let roles = std::iter::once((adapter, REASON_GVK_ADAPTER))
+        .chain(provisioners.iter().map(|p| (p, REASON_GVK_PROVISIONER)));
+    for (r, reason) in roles {
+        let (group, version) = match r.api_version.split('/').collect::<Vec<_>>()[..] {
+            [v] => ("", v),
+            [g, v] => (g, v),
+            _ => {
+                return Some(rbac_failed(
+                    reason,
+                    format!(
+                        "invalid API version {} for resource reference {}",
+                        r.api_version,
+                        r.go_format()
+                    ),
+                ));
+            }
+        };
+        if let Some(e) = lookup.unmapped(group, version, &r.kind) {
+            return Some(rbac_failed(
+                reason,
+                format!(
+                    "failed to get REST mapping for {group}/{version}, Kind={}: {e}",
+                    r.kind
+                ),
+            ));
+        }
+    }
+    None
+}
+
+fn rbac_failed(reason: &str, error: String) -> Condition {
+    Condition {
+        type_: COND_RBAC,
+        status: Status::False,
+        reason: reason.into(),
+        message: format!("Failed to ensure RBAC: {error}"),
+    }
+}
+
 /// Where the conditions kcm last wrote into the SMP's status differ from what the evaluation
 /// gives now: `(type, recorded "Status Reason", now "Status Reason")`.
 pub fn disagreements(smp: &Value, check: &SmpCheck) -> Vec<(String, String, String)> {
@@ -238,19 +311,8 @@ fn ensure(
         reason: reason.to_string(),
         message,
     };
-    let parts: Vec<&str> = r.api_version.split('/').collect();
-    let group = match parts.as_slice() {
-        [_] => "",
-        [g, _] => g,
-        _ => {
-            let msg = format!(
-                "Failed to get {role} object: failed to get GVK from resource reference {0}: invalid API version {1} for resource reference {0}",
-                r.go_format(),
-                r.api_version
-            );
-            return (false, None, Some(fail(REASON_FAILED_TO_GET, msg)));
-        }
-    };
+    // An apiVersion kcm cannot parse stopped it in ensureRBAC already (`unmappable`).
+    let group = crate::api::kinds::group_of(&r.api_version);
     let Some(object) = lookup.get(&r.api_version, &r.kind, &r.namespace, &r.name) else {
         let resource = lookup
             .resource_of(group, &r.kind)

@@ -203,10 +203,57 @@ fn invalid_api_version_message_matches_kcm() {
         &Limits::default(),
         Explain::WhenNotTrue,
     );
+    // kcm's ensureRBAC parses it first and stops there: the other conditions are not
+    // evaluated (Unknown, with no message, on an SMP kcm never wrote).
     assert_eq!(
-        conds(&c)[1],
-        "AdapterReady False FailedToGetAdapter: Failed to get adapter object: failed to get GVK from resource reference {a/b/c Deployment flux-adapter kcm-system }: invalid API version a/b/c for resource reference {a/b/c Deployment flux-adapter kcm-system }"
+        conds(&c),
+        [
+            "RBACReady False FailedToGetGVKForAdapter: Failed to ensure RBAC: invalid API version a/b/c for resource reference {a/b/c Deployment flux-adapter kcm-system }",
+            "AdapterReady Unknown AdapterUnknown: ",
+            "ProvisionerReady Unknown ProvisionerUnknown: ",
+            "ProvisionerCRDsReady Unknown ProvisionerCRDsUnknown: ",
+        ]
     );
+    assert!(!c.ready && c.evaluations.is_empty());
+}
+
+#[test]
+fn a_kind_not_served_at_the_version_named_fails_rbac_as_kcm_maps_it() {
+    // The HelmRelease CRD serves v2 only; a provisioner names v2beta1. Conditions kcm wrote
+    // before stay as they were.
+    let mut s = smp("", "");
+    s["spec"]["provisioner"] = json!([{"apiVersion": "helm.toolkit.fluxcd.io/v2beta1",
+        "kind": "HelmRelease", "name": "x", "namespace": "flux-system", "readinessRule": ""}]);
+    s["status"] = json!({"conditions": [{"type": "AdapterReady", "status": "True",
+        "reason": "AdapterEnsuredSuccessfully", "message": "Successfully ensured adapter"}]});
+    let c = check_smp(
+        &s,
+        &set(),
+        Rbac::NotEvaluated,
+        &Limits::default(),
+        Explain::WhenNotTrue,
+    );
+    assert_eq!(
+        conds(&c)[..2],
+        [
+            "RBACReady False FailedToGetGVKForProvisioner: Failed to ensure RBAC: failed to get REST mapping for helm.toolkit.fluxcd.io/v2beta1, Kind=HelmRelease: no matches for kind \"HelmRelease\" in version \"helm.toolkit.fluxcd.io/v2beta1\"",
+            "AdapterReady True AdapterEnsuredSuccessfully: Successfully ensured adapter",
+        ]
+    );
+    assert!(!c.ready);
+    // Live, discovery says so without the CRD.
+    let live = ObjectSet::new(Vec::new()).with_not_served(vec![(
+        "helm.toolkit.fluxcd.io/v2beta1".into(),
+        "HelmRelease".into(),
+    )]);
+    let c = check_smp(
+        &s,
+        &live,
+        Rbac::NotEvaluated,
+        &Limits::default(),
+        Explain::WhenNotTrue,
+    );
+    assert_eq!(c.conditions[0].reason, "FailedToGetGVKForProvisioner");
 }
 
 #[test]
