@@ -17,9 +17,10 @@ An adapter or provisioner reference whose `apiVersion` is empty, has more than o
 empty group or version, or names an API group without a version (`apps`).
 
 ## Why it matters
-kcm splits the apiVersion on `/`; anything else fails with `invalid API version` (reason
-`FailedToGetAdapter`), and a bare group is taken as a core-group version, which no REST
-mapping has: the provider never becomes ready.
+kcm splits the apiVersion on `/`; anything else fails its RBAC step with `invalid API
+version` (RBACReady False, reason `FailedToGetGVKForAdapter` or `FailedToGetGVKForProvisioner`,
+and nothing else is evaluated), and a bare group is taken as a core-group version, which no
+REST mapping has (the same reasons): the provider never becomes ready.
 
 ## Example
 ```yaml
