@@ -19,6 +19,13 @@
 //! - `KSM_BENCH_BIN`: the adapter binary to run instead of building the release one.
 //! - `KSM_BENCH_WRAP`: a program to run the adapter under, e.g. `heaptrack` (the RSS figure is
 //!   then the wrapper's).
+//! - `KSM_BENCH_SERVER=real`: the real kube-apiserver and etcd of tests/realapi (built by
+//!   `scripts/kube-test-server build`) instead of the fake server: seeded over HTTP, converged
+//!   seen through watches, writes counted from the server's `apiserver_request_total` (those
+//!   on ServiceSets, HelmReleases, Kustomizations and Events: nothing else writes them).
+//!
+//! The plain client sends the writes of a ServiceSet in order, on as many connections as the
+//! adapter's `--concurrency` (each takes the next ServiceSet).
 //!
 //! Converged means: every ServiceSet has the finalizer and a status with its 3 services, and
 //! every Flux object exists. No Flux controller runs, so every service stays Pending, which
@@ -26,6 +33,12 @@
 
 #[path = "../tests/fakeapi/mod.rs"]
 mod fakeapi;
+#[path = "support/real.rs"]
+mod real;
+#[path = "../tests/realapi/mod.rs"]
+mod realapi;
+#[path = "support/server.rs"]
+mod server;
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -33,9 +46,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fakeapi::FakeApiServer;
+use kubectl_ksm::api::kinds;
 use kubectl_ksm::api::meta::str_at as s;
 use kubectl_ksm::core::adapter;
 use serde_json::{Value, json};
+use server::Server;
 
 const NS: &str = "kcm-system";
 
@@ -57,19 +72,26 @@ fn seed(sets: usize, services: usize) -> Vec<Value> {
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
         json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "StateManagementProvider",
             "metadata": {"name": "ksm-flux"},
-            "spec": {"selector": {"matchLabels": {"ksm.k0rdent.mirantis.com/adapter": "kubectl-ksm"}}},
+            "spec": {"selector": {"matchLabels": {"ksm.k0rdent.mirantis.com/adapter": "kubectl-ksm"}},
+                "adapter": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "kubectl-ksm",
+                    "namespace": NS, "readinessRule": "has(self.status.readyReplicas)"},
+                "provisioner": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                    "name": "helm-controller", "namespace": "flux-system",
+                    "readinessRule": "has(self.status.readyReplicas)"}],
+                "provisionerCRDs": [{"group": "helm.toolkit.fluxcd.io", "version": "v2",
+                    "resources": ["helmreleases"]}]},
             "status": {"ready": true}}),
     ];
     for (name, spec, status) in [
         (
             "ingress-nginx-4-13-0",
-            json!({"helm": {"chartSpec": {"chart": "ingress-nginx", "version": "4.13.0",
+            json!({"helm": {"chartSpec": {"chart": "ingress-nginx", "version": "4.13.0", "interval": "10m0s",
                 "sourceRef": {"kind": "HelmRepository", "name": "k0rdent-catalog"}}}}),
             json!({"valid": true, "chartRef": {"kind": "HelmChart", "name": "ingress-nginx-4-13-0", "namespace": NS}}),
         ),
         (
             "cert-manager-1-18-2",
-            json!({"helm": {"chartSpec": {"chart": "cert-manager", "version": "v1.18.2",
+            json!({"helm": {"chartSpec": {"chart": "cert-manager", "version": "v1.18.2", "interval": "10m0s",
                 "sourceRef": {"kind": "HelmRepository", "name": "k0rdent-catalog"}}}}),
             json!({"valid": true, "chartRef": {"kind": "HelmChart", "name": "cert-manager-1-18-2", "namespace": NS}}),
         ),
@@ -106,14 +128,127 @@ fn seed(sets: usize, services: usize) -> Vec<Value> {
     out
 }
 
-fn server(seed: &[Value]) -> FakeApiServer {
+/// What the adapter writes (on the real server, nothing else writes these).
+const WRITTEN: [&str; 4] = ["servicesets", "helmreleases", "kustomizations", "events"];
+
+fn server(seed: &[Value]) -> Server {
+    if real::wanted() {
+        let r = real::Real::start(&[]);
+        r.create_all(seed, 4);
+        r.clear_requests();
+        return Server::Real(Box::new(r));
+    }
     let server = FakeApiServer::builder().history_window(100_000).start();
     server.load_crds_dir(root().join("crds/kcm"));
     server.load_crds_dir(root().join("crds/flux"));
     for o in seed {
         server.create(o.clone());
     }
-    server
+    Server::Fake(server)
+}
+
+impl Server {
+    /// Writes since the last clear (leases left out), and how many were refused.
+    fn write_count(&self) -> (usize, usize) {
+        match self {
+            Server::Fake(s) => write_count(s),
+            Server::Real(r) => r.requests().writes(&WRITTEN),
+        }
+    }
+
+    fn list(&self, kind: &kinds::Kind) -> Vec<Value> {
+        match self {
+            Server::Fake(s) => s.list(kind.api_version, kind.kind),
+            Server::Real(r) => r.list(kind),
+        }
+    }
+
+    fn url(&self) -> String {
+        match self {
+            Server::Fake(s) => s.url(),
+            Server::Real(r) => r.url().to_string(),
+        }
+    }
+
+    /// A way to tell, cheaply and as often as wanted, whether the adapter has converged.
+    fn convergence(&self, sets: usize, services: usize) -> Convergence<'_> {
+        match self {
+            Server::Fake(s) => Convergence::Fake(s, sets, services),
+            Server::Real(r) => Convergence::Real {
+                want: (sets, sets * services),
+                sets: r.count_while(&kinds::SERVICE_SET, move |x| set_converged(x, services)),
+                helm: r.count_while(&kinds::HELM_RELEASE, |_| true),
+                kustomize: r.count_while(&kinds::KUSTOMIZATION, |_| true),
+            },
+        }
+    }
+
+    /// Sends `writes` (per ServiceSet, in order) on `connections` connections.
+    fn send_all(&self, writes: &[Vec<(String, &'static str, String)>], connections: usize) {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..connections.max(1) {
+                scope.spawn(|| {
+                    let agent = match self {
+                        Server::Fake(_) => ureq::Agent::new_with_defaults(),
+                        Server::Real(r) => r.agent(Some(Duration::from_secs(120))),
+                    };
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(set) = writes.get(i) else { break };
+                        for (url, ctype, body) in set {
+                            match self {
+                                Server::Fake(_) => {
+                                    if let Err(e) = agent
+                                        .patch(url)
+                                        .header("Content-Type", *ctype)
+                                        .send(body.as_str())
+                                    {
+                                        panic!("{url}: {e}");
+                                    }
+                                }
+                                Server::Real(r) => {
+                                    let a = r.send(&agent, "PATCH", url, ctype, Some(body));
+                                    assert!(a.status < 300, "{url}: {} {}", a.status, a.body);
+                                }
+                            }
+                        }
+                    }
+                });
+            }
+        });
+    }
+}
+
+fn set_converged(x: &Value, services: usize) -> bool {
+    x.pointer("/metadata/finalizers").is_some()
+        && x.pointer("/status/services")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.len() == services)
+}
+
+enum Convergence<'a> {
+    Fake(&'a FakeApiServer, usize, usize),
+    Real {
+        want: (usize, usize),
+        sets: real::Counter,
+        helm: real::Counter,
+        kustomize: real::Counter,
+    },
+}
+
+impl Convergence<'_> {
+    fn done(&self) -> bool {
+        match self {
+            Convergence::Fake(server, sets, services) => converged(server, *sets, *services),
+            Convergence::Real {
+                want,
+                sets,
+                helm,
+                kustomize,
+            } => sets.get() == want.0 && helm.get() + kustomize.get() == want.1,
+        }
+    }
 }
 
 fn build_release() -> PathBuf {
@@ -149,10 +284,7 @@ fn converged(server: &FakeApiServer, sets: usize, services: usize) -> bool {
         + server.count("kustomize.toolkit.fluxcd.io/v1", "Kustomization", all);
     flux == sets * services
         && server.count("k0rdent.mirantis.com/v1beta1", "ServiceSet", |x| {
-            x.pointer("/metadata/finalizers").is_some()
-                && x.pointer("/status/services")
-                    .and_then(Value::as_array)
-                    .is_some_and(|a| a.len() == services)
+            set_converged(x, services)
         }) == sets
 }
 
@@ -195,8 +327,8 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
     let server = server(seed);
     let dir = std::env::temp_dir().join(format!("ksm-bench-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig);
+    let kubeconfig = server.kubeconfig(&dir.join("kubeconfig"));
+    let convergence = server.convergence(sets, services);
     server.clear_requests();
     let concurrency = env_usize("KSM_BENCH_CONCURRENCY", 8).to_string();
     let started = Instant::now();
@@ -234,7 +366,7 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
         .expect("start the adapter");
     let mut child = Group(child);
     let child_id = child.0.id();
-    while !converged(&server, sets, services) {
+    while !convergence.done() {
         assert!(
             started.elapsed() < Duration::from_secs(600),
             "not converged after 10 minutes; see {}",
@@ -246,16 +378,16 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
     let cpu = cpu_time(child_id);
     // Writes may still be in flight for the last sets: let them land.
     std::thread::sleep(Duration::from_secs(2));
-    let (writes, failed) = write_count(&server);
-    if std::env::var_os("KSM_BENCH_VERBOSE").is_some() {
-        print_first_conflicts(&server);
+    let (writes, failed) = server.write_count();
+    if let (Server::Fake(fake), Some(_)) = (&server, std::env::var_os("KSM_BENCH_VERBOSE")) {
+        print_first_conflicts(fake);
     }
 
     server.clear_requests();
     let steady = Duration::from_secs(env_usize("KSM_BENCH_STEADY_SECS", 60) as u64);
     std::thread::sleep(steady);
-    let (steady_writes, _) = write_count(&server);
-    if std::env::var_os("KSM_BENCH_VERBOSE").is_some() {
+    let (steady_writes, _) = server.write_count();
+    if let (Server::Fake(server), Some(_)) = (&server, std::env::var_os("KSM_BENCH_VERBOSE")) {
         let mut by: std::collections::BTreeMap<String, usize> = Default::default();
         for r in server.requests() {
             let k = format!(
@@ -384,22 +516,22 @@ fn print_first_conflicts(server: &FakeApiServer) {
     }
 }
 
-/// The same writes, back to back, by a plain client: per ServiceSet the finalizer patch, the
-/// server-side applies of what render gives, and the status patch the adapter writes.
-fn run_plain(seed: &[Value], services: usize) -> (Duration, usize) {
+/// The same writes by a plain client: per ServiceSet the finalizer patch, the server-side
+/// applies of what render gives, and the status patch the adapter writes, in that order; the
+/// ServiceSets on `connections` connections.
+fn run_plain(seed: &[Value], services: usize, connections: usize) -> (Duration, usize) {
     let server = server(seed);
     let base = server.url();
-    let sets = server.list("k0rdent.mirantis.com/v1beta1", "ServiceSet");
-    let templates = server.list("k0rdent.mirantis.com/v1beta1", "ServiceTemplate");
-    let smp = server.get(
-        "k0rdent.mirantis.com/v1beta1",
-        "StateManagementProvider",
-        "",
-        "ksm-flux",
-    );
+    let sets = server.list(&kinds::SERVICE_SET);
+    let templates = server.list(&kinds::SERVICE_TEMPLATE);
+    let smp = server
+        .list(&kinds::STATE_MANAGEMENT_PROVIDER)
+        .into_iter()
+        .find(|p| p["metadata"]["name"] == "ksm-flux");
     // Bodies first: the client's time is the writes only.
-    let mut writes: Vec<(String, &'static str, String)> = Vec::new();
+    let mut all: Vec<Vec<(String, &'static str, String)>> = Vec::new();
     for set in &sets {
+        let mut writes: Vec<(String, &'static str, String)> = Vec::new();
         let name = s(set, "/metadata/name");
         let set_path =
             format!("{base}/apis/k0rdent.mirantis.com/v1beta1/namespaces/{NS}/servicesets/{name}");
@@ -443,21 +575,13 @@ fn run_plain(seed: &[Value], services: usize) -> (Duration, usize) {
             json!({"status": plan.status}).to_string(),
         ));
         assert_eq!(plan.apply.len(), services);
+        all.push(writes);
     }
     server.clear_requests();
-    let agent = ureq::Agent::new_with_defaults();
     let started = Instant::now();
-    for (url, ctype, body) in &writes {
-        let r = agent
-            .patch(url)
-            .header("Content-Type", *ctype)
-            .send(body.as_str());
-        if let Err(e) = r {
-            panic!("{url}: {e}");
-        }
-    }
+    server.send_all(&all, connections);
     let wall = started.elapsed();
-    let (n, failed) = write_count(&server);
+    let (n, failed) = server.write_count();
     assert_eq!(failed, 0);
     (wall, n)
 }
@@ -470,7 +594,8 @@ fn main() {
     let seed = seed(sets, services);
     eprintln!("seeded {sets} ServiceSets x {services} services");
 
-    let (plain_wall, plain_writes) = run_plain(&seed, services);
+    let concurrency = env_usize("KSM_BENCH_CONCURRENCY", 8);
+    let (plain_wall, plain_writes) = run_plain(&seed, services, concurrency);
     let run = run_adapter(&bin, &seed, sets, services);
 
     let per_min = run.steady_writes as f64 * 60.0 / run.steady.as_secs_f64();
@@ -491,7 +616,7 @@ fn main() {
         );
     }
     println!(
-        "  plain client:  {:>8.2} s   {:>6} writes (the same writes back to back, one connection)",
+        "  plain client:  {:>8.2} s   {:>6} writes (the same writes, {concurrency} connections)",
         plain_wall.as_secs_f64(),
         plain_writes
     );

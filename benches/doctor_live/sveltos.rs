@@ -6,8 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::fakeapi::FakeApiServer;
-use super::{NAMESPACES, SERVICES, instance, root, seed, service_name, template_name, uid};
+use super::{NAMESPACES, SERVICES, instance, root, service_name, template_name, uid};
 
 /// The kinds doctor lists on a cluster with kcm, Flux and Sveltos (cluster::DOCTOR_KINDS),
 /// plus Secrets, for `kubectl get`.
@@ -76,11 +75,11 @@ fn chart(base: &Value, k: usize) -> Value {
     c
 }
 
-/// Seeds the SMP, its Deployments and the CRDs, then `sets` ServiceSets of 5 Helm services
-/// over 20 namespaces with their Sveltos objects. Returns the number of objects created.
-pub fn populate(server: &FakeApiServer, sets: usize) -> usize {
+/// The SMP, its Deployments and CRDs, then `sets` ServiceSets of 5 Helm services over 20
+/// namespaces with their Sveltos objects.
+pub fn populate(sets: usize) -> Vec<Value> {
     let t = Templates::load();
-    let mut n = seed(server, &["crds/kcm", "crds/flux", "crds/sveltos"], &t.seed);
+    let mut out = t.seed.clone();
     let mut next = 1usize;
     let mut new_uid = || {
         next += 1;
@@ -88,8 +87,7 @@ pub fn populate(server: &FakeApiServer, sets: usize) -> usize {
     };
     for i in 0..NAMESPACES {
         let ns = format!("team-{i:02}");
-        server.create(instance(&t.helm_repository, &ns, "charts", &new_uid()));
-        n += 1;
+        out.push(instance(&t.helm_repository, &ns, "charts", &new_uid()));
         for k in 0..SERVICES {
             let name = template_name(k);
             let version = format!("1.0.{k}");
@@ -100,14 +98,13 @@ pub fn populate(server: &FakeApiServer, sets: usize) -> usize {
             st["spec"]["version"] = version.clone().into();
             st["status"]["chartRef"]["name"] = name.clone().into();
             st["status"]["chartRef"]["namespace"] = ns.clone().into();
-            server.create(st);
+            out.push(st);
             let mut hc = instance(&t.helm_chart, &ns, &name, &new_uid());
             hc["spec"]["chart"] = service_name(k).into();
             hc["spec"]["sourceRef"]["name"] = "charts".into();
             hc["spec"]["version"] = version.clone().into();
             hc["status"]["artifact"]["revision"] = version.into();
-            server.create(hc);
-            n += 2;
+            out.push(hc);
         }
     }
     let base_chart = t.profile["spec"]["helmCharts"][0].clone();
@@ -142,7 +139,7 @@ pub fn populate(server: &FakeApiServer, sets: usize) -> usize {
         ss["status"]["services"] = statuses.into();
         ss["status"]["cluster"]["name"] = set.clone().into();
         ss["status"]["cluster"]["namespace"] = ns.clone().into();
-        server.create(ss);
+        out.push(ss);
 
         let mut p = instance(&t.profile, &ns, &set, &profile_uid);
         p["metadata"]["ownerReferences"][0]["name"] = set.clone().into();
@@ -150,7 +147,7 @@ pub fn populate(server: &FakeApiServer, sets: usize) -> usize {
         p["spec"]["clusterRefs"] = json!([cluster_ref]);
         p["spec"]["helmCharts"] = charts.clone().into();
         p["status"]["matchingClusters"] = json!([cluster_ref]);
-        server.create(p);
+        out.push(p);
 
         let cs_name = format!("p--{set}-capi-{set}");
         let mut cs = instance(&t.summary, &ns, &cs_name, &new_uid());
@@ -172,7 +169,7 @@ pub fn populate(server: &FakeApiServer, sets: usize) -> usize {
             })
             .collect();
         cs["status"]["helmReleaseSummaries"] = releases.into();
-        server.create(cs);
+        out.push(cs);
 
         let mut cc = instance(&t.configuration, &ns, &format!("capi--{set}"), &new_uid());
         cc["metadata"]["ownerReferences"][0]["name"] = set.clone().into();
@@ -190,15 +187,14 @@ pub fn populate(server: &FakeApiServer, sets: usize) -> usize {
             .collect();
         cc["status"]["profileResources"][0]["profileName"] = set.clone().into();
         cc["status"]["profileResources"][0]["Features"][0]["charts"] = entries.into();
-        server.create(cc);
+        out.push(cc);
 
-        server.create(instance(&t.cluster, &ns, &set, &new_uid()));
-        server.create(json!({"apiVersion": "v1", "kind": "Secret",
+        out.push(instance(&t.cluster, &ns, &set, &new_uid()));
+        out.push(json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": format!("{set}-kubeconfig"), "namespace": ns,
                 "labels": {"cluster.x-k8s.io/cluster-name": set}},
             "type": "cluster.x-k8s.io/secret",
             "data": {"value": "YXBpVmVyc2lvbjogdjEK"}}));
-        n += 6;
     }
-    n
+    out
 }
