@@ -211,6 +211,14 @@ async fn a_new_service_set_gets_the_finalizer_then_its_status_then_its_helm_rele
             call["body"],
             json!({"metadata": {"finalizers": [FINALIZER], "resourceVersion": "1"}})
         );
+        // Every write names the adapter as its field manager, the merge patches too (the API
+        // server would otherwise record them under the client's User-Agent).
+        assert!(
+            call["query"]
+                .as_str()
+                .unwrap()
+                .contains("fieldManager=kubectl-ksm")
+        );
         let call = server
             .expect(
                 "PATCH",
@@ -224,6 +232,12 @@ async fn a_new_service_set_gets_the_finalizer_then_its_status_then_its_helm_rele
             "the finalizer's version"
         );
         assert_eq!(call["body"]["status"]["services"][0]["state"], "Pending");
+        assert!(
+            call["query"]
+                .as_str()
+                .unwrap()
+                .contains("fieldManager=kubectl-ksm")
+        );
         let hr = helm_release(&set);
         let call = server
             .expect("PATCH", &format!("{HR}/dev-ingress"), 200, hr)
