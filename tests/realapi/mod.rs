@@ -91,7 +91,22 @@ pub fn shared() -> Option<&'static RealApi> {
 
 /// A server of the caller's own, stopped when dropped; None as for `shared()`.
 pub fn dedicated() -> Option<RealApi> {
-    match RealApi::start("dedicated") {
+    dedicated_with(&Options::default())
+}
+
+/// What a dedicated server is started with beyond the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// kube-apiserver writes an audit log of every request (`RealApi::audit`).
+    pub audit: bool,
+    /// More kube-apiserver flags (`--name=value`), kept across `restart_apiserver()`.
+    pub apiserver_args: Vec<String>,
+}
+
+/// A server of the caller's own with these options, stopped when dropped; None as for
+/// `shared()`.
+pub fn dedicated_with(options: &Options) -> Option<RealApi> {
+    match RealApi::start_with("dedicated", options) {
         Ok(server) => Some(server),
         Err(reason) => skip(&reason),
     }
@@ -229,6 +244,10 @@ impl User {
 
 impl RealApi {
     fn start(kind: &str) -> Result<RealApi, String> {
+        Self::start_with(kind, &Options::default())
+    }
+
+    fn start_with(kind: &str, options: &Options) -> Result<RealApi, String> {
         if let Some(reason) = kubectl_missing() {
             return Err(reason);
         }
@@ -248,6 +267,12 @@ impl RealApi {
             .stderr(Stdio::piped());
         if std::env::var_os("KSM_REAL_API_KEEP").is_some() {
             cmd.arg("--keep");
+        }
+        if options.audit {
+            cmd.arg("--audit");
+        }
+        for flag in &options.apiserver_args {
+            cmd.arg(format!("--apiserver-arg={flag}"));
         }
         let mut child = match cmd.spawn() {
             Ok(child) => child,
@@ -364,6 +389,20 @@ impl RealApi {
         &self.env
     }
 
+    /// The audit log so far (`Options::audit`): one JSON event per request and stage
+    /// (RequestReceived, then ResponseComplete with `responseStatus.code`), in the order
+    /// kube-apiserver wrote them. Panics when the server was started without `audit`.
+    pub fn audit(&self) -> Vec<Value> {
+        let path = self.env["logs"]["audit"]
+            .as_str()
+            .expect("a server started with Options { audit: true, .. }");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        // The last line may be in the middle of being written.
+        text.lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
     /// The last lines of kube-apiserver's log.
     pub fn apiserver_log_tail(&self, lines: usize) -> String {
         let path = self.env["logs"]["kube-apiserver"].as_str().unwrap();
@@ -417,7 +456,12 @@ impl RealApi {
             .trim()
             .to_string();
         let ca = std::fs::read(self.ca()).unwrap();
-        let path = self.dir.join(format!("sa-{namespace}-{name}.kubeconfig"));
+        // A kubeconfig per call: each holds a token of its own (two replicas of one service
+        // account are told apart by their tokens' credential ids).
+        let path = self.dir.join(format!(
+            "{}.kubeconfig",
+            self.unique(&format!("sa-{namespace}-{name}"))
+        ));
         let config = json!({
             "apiVersion": "v1", "kind": "Config",
             "clusters": [{"name": "real", "cluster": {
