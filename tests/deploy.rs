@@ -23,13 +23,9 @@ const CLUSTER_ROLE: &[(&str, &str, &[&str])] = &[
     (
         "k0rdent.mirantis.com",
         "servicesets",
-        &["get", "list", "watch", "update", "patch"],
+        &["get", "list", "watch", "patch"],
     ),
-    (
-        "k0rdent.mirantis.com",
-        "servicesets/status",
-        &["get", "update", "patch"],
-    ),
+    ("k0rdent.mirantis.com", "servicesets/status", &["patch"]),
     (
         "k0rdent.mirantis.com",
         "servicesets/finalizers",
@@ -38,34 +34,28 @@ const CLUSTER_ROLE: &[(&str, &str, &[&str])] = &[
     (
         "k0rdent.mirantis.com",
         "servicetemplates",
-        &["get", "list", "watch"],
+        &["list", "watch"],
     ),
     (
         "k0rdent.mirantis.com",
         "statemanagementproviders",
-        &["get", "list", "watch"],
+        &["list", "watch"],
     ),
     (
         "helm.toolkit.fluxcd.io",
         "helmreleases",
-        &[
-            "get", "list", "watch", "create", "update", "patch", "delete",
-        ],
+        &["list", "watch", "create", "patch", "delete"],
     ),
     (
         "kustomize.toolkit.fluxcd.io",
         "kustomizations",
-        &[
-            "get", "list", "watch", "create", "update", "patch", "delete",
-        ],
+        &["list", "watch", "create", "patch", "delete"],
     ),
     ("source.toolkit.fluxcd.io", "helmcharts", &["get"]),
-    ("source.toolkit.fluxcd.io", "helmrepositories", &["get"]),
     ("source.toolkit.fluxcd.io", "gitrepositories", &["get"]),
     ("source.toolkit.fluxcd.io", "ocirepositories", &["get"]),
     ("source.toolkit.fluxcd.io", "buckets", &["get"]),
-    ("source.toolkit.fluxcd.io", "externalartifacts", &["get"]),
-    ("events.k8s.io", "events", &["create", "patch"]),
+    ("events.k8s.io", "events", &["create"]),
 ];
 
 /// The leader-election Role in kcm-system.
