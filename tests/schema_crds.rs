@@ -29,7 +29,7 @@ fn key_path(s: &str) -> Vec<PathSeg> {
 #[test]
 fn all_crds_compile() {
     let crds = load_crds();
-    assert_eq!(crds.len(), 13);
+    assert_eq!(crds.len(), 29, "21 kcm + 8 flux CRDs");
     for c in &crds {
         assert!(!c.group.is_empty() && !c.kind.is_empty() && !c.plural.is_empty());
         assert!(

@@ -126,6 +126,7 @@ fuzz_target!(|data: &[u8]| {
         namespace: None,
         service_set: None,
         secrets_collected: true,
+        unread: Vec::new(),
     };
     let mut bundle = values;
     for o in &mut bundle {

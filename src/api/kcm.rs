@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::meta::{Object, bool_at, items_at, str_at};
 use super::naming::ANNOTATION_PAUSED;
+use super::selector::Selector;
 
 /// The namespace of a service when its spec leaves it empty (the CRD default).
 pub const DEFAULT_SERVICE_NAMESPACE: &str = "default";
@@ -21,6 +22,131 @@ fn or_default_namespace(ns: &str) -> &str {
         ns
     }
 }
+
+/// kcm's key of a service, `serviceset.ServiceKey`: (namespace, name), an empty namespace
+/// being `default`. Services and `dependsOn` entries are both keyed so.
+pub fn service_key<'a>(namespace: &'a str, name: &'a str) -> (&'a str, &'a str) {
+    (or_default_namespace(namespace), name)
+}
+
+// ---------------------------------------------------------------- ServiceSpec facts
+
+/// A deprecated top-level field of a ClusterDeployment's or MultiClusterService's
+/// `spec.serviceSpec`, which kcm uses only when the provider has neither a name nor a config
+/// (`StateManagementProviderConfigFromServiceSpec`): it then becomes `config_key` of the
+/// default provider's config.
+#[derive(Debug, Clone, Copy)]
+pub struct DeprecatedField {
+    pub field: &'static str,
+    pub config_key: &'static str,
+    /// The value that changes nothing: the CRD default (the API server fills it in
+    /// whenever `serviceSpec` is present), or the zero value kcm leaves out (`omitempty`).
+    pub inert: Inert,
+}
+
+/// The value of a [`DeprecatedField`] that carries nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inert {
+    /// The CRD default (or the empty string).
+    Str(&'static str),
+    /// The CRD default (or 0).
+    Int(i64),
+    /// false.
+    False,
+    /// An empty list.
+    EmptyList,
+}
+
+impl DeprecatedField {
+    /// The value sets nothing kcm would use: null, the CRD default, or the zero value.
+    pub fn is_inert(&self, value: &Value) -> bool {
+        match (self.inert, value) {
+            (_, Value::Null) => true,
+            (Inert::Str(d), Value::String(s)) => s.is_empty() || s == d,
+            (Inert::Int(d), Value::Number(n)) => n.as_i64().is_some_and(|n| n == 0 || n == d),
+            (Inert::False, Value::Bool(b)) => !b,
+            (Inert::EmptyList, Value::Array(a)) => a.is_empty(),
+            _ => false,
+        }
+    }
+}
+
+/// The deprecated `serviceSpec` fields, in kcm's order (`config` struct of
+/// `StateManagementProviderConfigFromServiceSpec`), with their CRD defaults
+/// (`api/v1beta1/multiclusterservice_types.go` `ServiceSpec`).
+pub const DEPRECATED_SERVICE_SPEC_FIELDS: &[DeprecatedField] = &[
+    DeprecatedField {
+        field: "syncMode",
+        config_key: "syncMode",
+        inert: Inert::Str("Continuous"),
+    },
+    DeprecatedField {
+        field: "templateResourceRefs",
+        config_key: "templateResourceRefs",
+        inert: Inert::EmptyList,
+    },
+    DeprecatedField {
+        field: "policyRefs",
+        config_key: "policyRefs",
+        inert: Inert::EmptyList,
+    },
+    DeprecatedField {
+        field: "driftIgnore",
+        config_key: "driftIgnore",
+        inert: Inert::EmptyList,
+    },
+    DeprecatedField {
+        field: "driftExclusions",
+        config_key: "driftExclusions",
+        inert: Inert::EmptyList,
+    },
+    DeprecatedField {
+        field: "priority",
+        config_key: "priority",
+        inert: Inert::Int(100),
+    },
+    DeprecatedField {
+        field: "stopOnConflict",
+        config_key: "stopOnConflict",
+        inert: Inert::False,
+    },
+    DeprecatedField {
+        field: "reload",
+        config_key: "reloader",
+        inert: Inert::False,
+    },
+    DeprecatedField {
+        field: "continueOnError",
+        config_key: "continueOnError",
+        inert: Inert::False,
+    },
+];
+
+// ---------------------------------------------------------------- MultiClusterService facts
+
+/// The MultiClusterService conditions whose failure stops its reconcile until the spec
+/// changes (`multiclusterservice_controller.go` `reconcileUpdate`), in the order kcm checks
+/// them.
+pub const COND_SERVICES_REFERENCES_VALIDATION: &str = "ServicesReferencesValidation";
+pub const COND_SERVICES_DEPENDENCY_VALIDATION: &str = "ServicesDependencyValidation";
+pub const COND_MCS_DEPENDENCY_VALIDATION: &str = "MultiClusterServiceDependencyValidation";
+pub const MCS_VALIDATIONS: [&str; 3] = [
+    COND_SERVICES_REFERENCES_VALIDATION,
+    COND_SERVICES_DEPENDENCY_VALIDATION,
+    COND_MCS_DEPENDENCY_VALIDATION,
+];
+/// Whether every MultiClusterService this one depends on has deployed on its targets.
+pub const COND_MCS_DEPENDENCY_READY: &str = "MultiClusterServiceDependencyReady";
+/// `<deployed>/<total>` targets.
+pub const COND_CLUSTER_IN_READY_STATE: &str = "ClusterInReadyState";
+/// The reason of a blocked target (`status.matchingClusters[].reason`) and of
+/// `MultiClusterServiceDependencyReady` False.
+pub const REASON_MCS_DEPENDENCY_NOT_READY: &str = "MultiClusterServiceDependencyNotReady";
+/// `MultiClusterServiceDependencyReady` Unknown: the check itself failed.
+pub const REASON_MCS_DEPENDENCY_CHECK_FAILED: &str = "MultiClusterServiceDependencyCheckFailed";
+/// The prefix of a blocked target's message, then `<ns>/<name>: waiting on <deps>`.
+pub const BLOCKED_MESSAGE_PREFIX: &str =
+    "skipping create/update of ServiceSet for matching cluster ";
 
 /// A ServiceSet (`k0rdent.mirantis.com/v1beta1`).
 #[derive(Debug, Clone, Copy)]
@@ -326,6 +452,24 @@ impl<'a> ServiceSource<'a> {
     pub fn meta(self) -> Object<'a> {
         Object(self.0)
     }
+    /// `spec.serviceSpec.services`.
+    pub fn services(self) -> &'a [Value] {
+        items_at(self.0, "/spec/serviceSpec/services")
+    }
+    /// `spec.serviceSpec.provider.name` as written ("" when unset).
+    pub fn provider_name_as_written(self) -> &'a str {
+        str_at(self.0, "/spec/serviceSpec/provider/name")
+    }
+    /// `spec.serviceSpec.provider.config` (None when absent or null: a nil `*apiextv1.JSON`).
+    pub fn provider_config(self) -> Option<&'a Value> {
+        self.0
+            .pointer("/spec/serviceSpec/provider/config")
+            .filter(|c| !c.is_null())
+    }
+    /// kcm reads the deprecated `serviceSpec` fields: neither a provider name nor a config.
+    pub fn deprecated_fields_used(self) -> bool {
+        self.provider_name_as_written().is_empty() && self.provider_config().is_none()
+    }
     /// `spec.serviceSpec.provider.name`, or kcm's default provider when empty.
     pub fn provider_name(self) -> &'a str {
         match str_at(self.0, "/spec/serviceSpec/provider/name") {
@@ -351,6 +495,96 @@ impl<'a> ServiceSource<'a> {
             .iter()
             .filter_map(Value::as_str)
             .collect()
+    }
+    /// A MultiClusterService's `spec.clusterSelector` selects no ClusterDeployment: kcm lists
+    /// ClusterDeployments only when the selector is not empty (`if !selector.Empty()`).
+    /// A selector that does not parse is not called empty (kcm fails on it instead).
+    pub fn selects_no_cluster(self) -> bool {
+        match self.cluster_selector() {
+            None | Some(Value::Null) => true,
+            Some(sel) => Selector::parse(sel).is_ok_and(|s| s.is_empty()),
+        }
+    }
+    /// A MultiClusterService's `status.matchingClusters`.
+    pub fn matching_clusters(self) -> impl Iterator<Item = MatchingCluster<'a>> {
+        items_at(self.0, "/status/matchingClusters")
+            .iter()
+            .map(MatchingCluster)
+    }
+}
+
+/// One `status.matchingClusters[]` entry of a MultiClusterService: a target (a
+/// ClusterDeployment, or the SveltosCluster `mgmt/mgmt` of self-management).
+#[derive(Debug, Clone, Copy)]
+pub struct MatchingCluster<'a>(pub &'a Value);
+
+impl<'a> MatchingCluster<'a> {
+    pub fn kind(self) -> &'a str {
+        str_at(self.0, "/kind")
+    }
+    pub fn name(self) -> &'a str {
+        str_at(self.0, "/name")
+    }
+    pub fn namespace(self) -> &'a str {
+        str_at(self.0, "/namespace")
+    }
+    pub fn deployed(self) -> bool {
+        bool_at(self.0, "/deployed") == Some(true)
+    }
+    pub fn reason(self) -> &'a str {
+        str_at(self.0, "/reason")
+    }
+    pub fn message(self) -> &'a str {
+        str_at(self.0, "/message")
+    }
+    /// When `deployed` last changed (or the target was first seen).
+    pub fn last_transition_time(self) -> &'a str {
+        str_at(self.0, "/lastTransitionTime")
+    }
+    /// The self-management target.
+    pub fn is_management(self) -> bool {
+        self.kind() != "ClusterDeployment"
+    }
+    /// The MultiClusterServices a blocked target waits on, with what kcm says of each
+    /// (`blockedMessage`: `... waiting on a (ServiceSet not yet created), b (1/2 services
+    /// deployed) and 2 more`).
+    pub fn waiting_on(self) -> Vec<(&'a str, &'a str)> {
+        let msg = self.message();
+        let Some(i) = msg.find(": waiting on ") else {
+            return Vec::new();
+        };
+        let mut rest = &msg[i + ": waiting on ".len()..];
+        if let Some(j) = rest.rfind(" and ")
+            && rest[j + 5..].ends_with(" more")
+        {
+            rest = &rest[..j];
+        }
+        rest.split("), ")
+            .filter_map(|part| {
+                let (name, why) = part.split_once(" (")?;
+                Some((name.trim(), why.trim_end_matches(')')))
+            })
+            .collect()
+    }
+}
+
+/// A ServiceTemplateChain or ClusterTemplateChain (`TemplateChainSpec`).
+#[derive(Debug, Clone, Copy)]
+pub struct TemplateChain<'a>(pub &'a Value);
+
+impl<'a> TemplateChain<'a> {
+    pub fn meta(self) -> Object<'a> {
+        Object(self.0)
+    }
+    /// `spec.supportedTemplates[]`.
+    pub fn supported(self) -> &'a [Value] {
+        items_at(self.0, "/spec/supportedTemplates")
+    }
+    /// The template is one of `spec.supportedTemplates[].name`.
+    pub fn supports(self, template: &str) -> bool {
+        self.supported()
+            .iter()
+            .any(|t| str_at(t, "/name") == template)
     }
 }
 

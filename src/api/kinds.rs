@@ -106,7 +106,8 @@ pub const CREDENTIAL: Kind = kind!(
     "v1beta1",
     "Credential",
     "credentials",
-    NAMESPACED
+    NAMESPACED,
+    ["cred"]
 );
 pub const MULTI_CLUSTER_SERVICE: Kind = kind!(
     "k0rdent.mirantis.com",
@@ -115,6 +116,105 @@ pub const MULTI_CLUSTER_SERVICE: Kind = kind!(
     "multiclusterservices",
     CLUSTER_SCOPED,
     ["mcs"]
+);
+
+pub const SERVICE_TEMPLATE_CHAIN: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ServiceTemplateChain",
+    "servicetemplatechains",
+    NAMESPACED
+);
+pub const CLUSTER_TEMPLATE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ClusterTemplate",
+    "clustertemplates",
+    NAMESPACED,
+    ["clustertmpl"]
+);
+pub const CLUSTER_TEMPLATE_CHAIN: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ClusterTemplateChain",
+    "clustertemplatechains",
+    NAMESPACED
+);
+pub const PROVIDER_TEMPLATE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ProviderTemplate",
+    "providertemplates",
+    CLUSTER_SCOPED,
+    ["providertmpl"]
+);
+pub const ACCESS_MANAGEMENT: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "AccessManagement",
+    "accessmanagements",
+    CLUSTER_SCOPED,
+    ["am"]
+);
+pub const CLUSTER_AUDIT_POLICY: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ClusterAuditPolicy",
+    "clusterauditpolicies",
+    NAMESPACED
+);
+pub const CLUSTER_AUTHENTICATION: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ClusterAuthentication",
+    "clusterauthentications",
+    NAMESPACED,
+    ["clauth"]
+);
+pub const CLUSTER_DATA_SOURCE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ClusterDataSource",
+    "clusterdatasources",
+    NAMESPACED,
+    ["clds"]
+);
+pub const CLUSTER_IPAM: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ClusterIPAM",
+    "clusteripams",
+    NAMESPACED
+);
+pub const CLUSTER_IPAM_CLAIM: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ClusterIPAMClaim",
+    "clusteripamclaims",
+    NAMESPACED
+);
+pub const DATA_SOURCE: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "DataSource",
+    "datasources",
+    NAMESPACED
+);
+pub const MANAGEMENT_BACKUP: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "ManagementBackup",
+    "managementbackups",
+    CLUSTER_SCOPED,
+    ["kcmbackup", "mgmtbackup"]
+);
+pub const REGION: Kind = kind!(
+    "k0rdent.mirantis.com",
+    "v1beta1",
+    "Region",
+    "regions",
+    CLUSTER_SCOPED,
+    ["rgn"]
 );
 
 // Flux: the objects the adapter writes, and their sources.
@@ -302,7 +402,8 @@ pub const MANAGEMENT: Kind = kind!(
     "v1beta1",
     "Management",
     "managements",
-    CLUSTER_SCOPED
+    CLUSTER_SCOPED,
+    ["kcm-mgmt", "mgmt"]
 );
 pub const RELEASE: Kind = kind!(
     "k0rdent.mirantis.com",
@@ -413,6 +514,21 @@ pub const ALL: &[&Kind] = &[
     &CLUSTER_DEPLOYMENT,
     &MULTI_CLUSTER_SERVICE,
     &CREDENTIAL,
+    &SERVICE_TEMPLATE_CHAIN,
+    &CLUSTER_TEMPLATE,
+    &CLUSTER_TEMPLATE_CHAIN,
+    &PROVIDER_TEMPLATE,
+    &ACCESS_MANAGEMENT,
+    &CLUSTER_AUDIT_POLICY,
+    &CLUSTER_AUTHENTICATION,
+    &CLUSTER_DATA_SOURCE,
+    &CLUSTER_IPAM,
+    &CLUSTER_IPAM_CLAIM,
+    &DATA_SOURCE,
+    &MANAGEMENT,
+    &MANAGEMENT_BACKUP,
+    &REGION,
+    &RELEASE,
     &CONFIG_MAP,
     &HELM_RELEASE,
     &KUSTOMIZATION,
@@ -460,6 +576,13 @@ pub const KCM_API_VERSION: &str = SERVICE_SET.api_version;
 /// A kind of the table by its name (kind names are unique in the table).
 pub fn by_name(kind: &str) -> Option<&'static Kind> {
     ALL.iter().copied().find(|k| k.kind == kind)
+}
+
+/// A kind of the kcm group by its name.
+pub fn kcm_kind(kind: &str) -> Option<&'static Kind> {
+    ALL.iter()
+        .copied()
+        .find(|k| k.group == KCM_GROUP && k.kind == kind)
 }
 
 /// A Flux source kind by name.

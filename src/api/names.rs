@@ -87,6 +87,27 @@ pub fn qualified_name_errors(key: &str) -> Vec<String> {
     errs
 }
 
+/// `validation.IsDNS1123Label` (namespace names, `ValidateNamespaceName`): its errors, empty
+/// if valid.
+pub fn dns1123_label_errors(v: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if v.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    let label_chars = !v.is_empty() && v.split('.').count() == 1 && is_dns1123_label_part(v);
+    if !label_chars {
+        if v.len() <= 253 && v.contains('.') && is_dns1123_subdomain(v) {
+            errs.push("must not contain dots".to_string());
+        } else {
+            errs.push(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+                    .to_string(),
+            );
+        }
+    }
+    errs
+}
+
 /// `validation.IsValidLabelValue`: its errors, empty if valid.
 pub fn label_value_errors(v: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -124,6 +145,10 @@ mod tests {
         assert!(!is_dns1123_subdomain("a..b"));
         assert!(!is_dns1123_subdomain(&"a".repeat(254)));
         assert!(is_dns1035_label("servicetemplate"));
+        assert!(dns1123_label_errors("cert-manager").is_empty());
+        assert_eq!(dns1123_label_errors("a.b"), ["must not contain dots"]);
+        assert!(dns1123_label_errors("Ab")[0].starts_with("a lowercase RFC 1123 label"));
+        assert_eq!(dns1123_label_errors(&"a".repeat(64)).len(), 1);
         assert!(!is_dns1035_label("1abc"));
     }
 

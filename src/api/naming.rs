@@ -15,8 +15,12 @@ pub const LABEL_SERVICESET: &str = "ksm.k0rdent.mirantis.com/serviceset";
 pub const LABEL_SERVICE: &str = "ksm.k0rdent.mirantis.com/service";
 /// The ServiceSet's `spec.provider.config.priority`, when set.
 pub const LABEL_PRIORITY: &str = "ksm.k0rdent.mirantis.com/priority";
-/// kcm's annotation that pauses a ServiceSet.
+/// kcm's annotation that pauses a ServiceSet. kcm reads it from ServiceSets only, and only
+/// its presence counts (`handlePauseAnnotations`): any value, `"false"` included, pauses.
 pub const ANNOTATION_PAUSED: &str = "k0rdent.mirantis.com/service-set-paused";
+/// kcm's annotation that pauses a Region (and the ClusterDeployments in it); read from
+/// Regions only, by presence (`RegionPauseAnnotation`).
+pub const ANNOTATION_REGION_PAUSE: &str = "k0rdent.mirantis.com/region-pause";
 /// kcm's ServiceSet finalizer; the adapter owns the ServiceSet's lifecycle as kcm's does.
 pub const FINALIZER: &str = "k0rdent.mirantis.com/service-set";
 /// The provider name of the Flux adapter (deploy/base/statemanagementprovider.yaml).

@@ -53,6 +53,14 @@ pub fn tier_to_priority(tier: i64) -> i64 {
     MAX_TIER - tier
 }
 
+/// What kcm's adapter writes when the config leaves it out (`buildProfileSpec`,
+/// `applyProfileSpecDefaults`): `syncMode`, `stopMatchingBehavior` (anything but exactly
+/// `LeavePolicies` gives `WithdrawPolicies`), a chart's `helmChartAction`.
+pub const DEFAULT_SYNC_MODE: &str = "Continuous";
+pub const DEFAULT_STOP_MATCHING_BEHAVIOR: &str = "WithdrawPolicies";
+pub const LEAVE_POLICIES: &str = "LeavePolicies";
+pub const DEFAULT_HELM_CHART_ACTION: &str = "Install";
+
 /// The JSON 6902 patch kcm appends for each `driftIgnore` selector.
 pub const DRIFT_IGNORE_PATCH: &str =
     "- op: add\n  path: /metadata/annotations/projectsveltos.io~1driftDetectionIgnore\n  value: ok";

@@ -238,6 +238,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     }
     // The SMPs and provider references of every input, checked together at the end.
     let mut providers = lint::rules::provider_name::Providers::default();
+    let mut across_inputs = lint::Across::default();
     let verbose = global.verbosity > 0;
     let renderer = report.renderer();
     let mut each = |linted: Linted| -> std::io::Result<()> {
@@ -261,6 +262,7 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
                 summary.suppressed += r.suppressed;
                 unreadable |= r.unreadable;
                 providers.absorb(r.providers);
+                across_inputs.absorb(r.across);
             }
             None => unreadable = true,
         }
@@ -287,7 +289,10 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     } else {
         lint_parallel(&inputs, jobs, &make_linter, &renderer, &mut each)?;
     }
-    let across = providers.findings();
+    let mut across = providers.findings();
+    across.extend(across_inputs.findings());
+    // The configuration's disabled codes hold across inputs too.
+    across.retain(|d| !disabled.contains(&d.code));
     summary.count(&across);
     warnings |= across.iter().any(|d| d.severity == Severity::Warning);
     report.write(&across)?;

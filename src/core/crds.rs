@@ -34,6 +34,70 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../crds/kcm/k0rdent.mirantis.com_multiclusterservices.yaml"),
     ),
     (
+        "ServiceTemplateChain",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_servicetemplatechains.yaml"),
+    ),
+    (
+        "ClusterTemplate",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_clustertemplates.yaml"),
+    ),
+    (
+        "ClusterTemplateChain",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_clustertemplatechains.yaml"),
+    ),
+    (
+        "ProviderTemplate",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_providertemplates.yaml"),
+    ),
+    (
+        "Credential",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_credentials.yaml"),
+    ),
+    (
+        "AccessManagement",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_accessmanagements.yaml"),
+    ),
+    (
+        "ClusterAuditPolicy",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_clusterauditpolicies.yaml"),
+    ),
+    (
+        "ClusterAuthentication",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_clusterauthentications.yaml"),
+    ),
+    (
+        "ClusterDataSource",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_clusterdatasources.yaml"),
+    ),
+    (
+        "ClusterIPAM",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_clusteripams.yaml"),
+    ),
+    (
+        "ClusterIPAMClaim",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_clusteripamclaims.yaml"),
+    ),
+    (
+        "DataSource",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_datasources.yaml"),
+    ),
+    (
+        "Management",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_managements.yaml"),
+    ),
+    (
+        "ManagementBackup",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_managementbackups.yaml"),
+    ),
+    (
+        "Region",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_regions.yaml"),
+    ),
+    (
+        "Release",
+        include_str!("../../crds/kcm/k0rdent.mirantis.com_releases.yaml"),
+    ),
+    (
         "HelmRelease",
         include_str!("../../crds/flux/helm.toolkit.fluxcd.io_helmreleases.yaml"),
     ),

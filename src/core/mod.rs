@@ -7,7 +7,8 @@
 //! - [`render`]: the Flux translation of a ServiceSet (what `render` prints and `run`
 //!   applies); [`derive`]: the ServiceSet kcm derives from a ClusterDeployment or a
 //!   MultiClusterService; [`adapter`]: the adapter's plan (objects, status, finalizer,
-//!   requeue); [`state`]: a Flux object (or, for kcm's default provider, a Sveltos
+//!   requeue); [`dependencies`]: kcm's rules for services' and MultiClusterServices'
+//!   `dependsOn`; [`state`]: a Flux object (or, for kcm's default provider, a Sveltos
 //!   ClusterSummary) mapped to a service state.
 //! - [`profile`]: the Sveltos Profile kcm's own adapter writes for a ServiceSet of its
 //!   default provider; [`provider`]: which translation a provider gets, in one place.
@@ -19,6 +20,7 @@ pub mod adapter;
 pub mod cel;
 pub mod codes;
 pub mod crds;
+pub mod dependencies;
 pub mod derive;
 pub mod doctor;
 pub mod drift;

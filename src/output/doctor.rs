@@ -1,5 +1,5 @@
-//! Rendering of `doctor`: a summary table and a tree per ServiceSet (human), a versioned JSON
-//! report, or the same as YAML.
+//! Rendering of `doctor`: a summary table, a tree per ServiceSet and the findings of each
+//! MultiClusterService (human), a versioned JSON report, or the same as YAML.
 
 use std::io::{self, Write};
 
@@ -75,9 +75,18 @@ pub fn report_json(r: &Report) -> Value {
                 "healthyServices": healthy, "findings": v.findings, "services": services})
         })
         .collect();
+    let mcs: Vec<Value> = r
+        .multi_cluster_services
+        .iter()
+        .map(|m| {
+            json!({"name": m.name, "status": status_word(worst(r, &m.findings)),
+                "findings": m.findings})
+        })
+        .collect();
     super::envelope(
         "DoctorReport",
-        json!({"findings": findings, "summary": r.summary, "serviceSets": sets}),
+        json!({"findings": findings, "summary": r.summary, "serviceSets": sets,
+            "multiClusterServices": mcs}),
     )
 }
 
@@ -105,6 +114,12 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
     let p = Paint { color };
     if r.service_sets.is_empty() {
         writeln!(out, "No ServiceSets found.")?;
+        if r.multi_cluster_services
+            .iter()
+            .any(|m| !m.findings.is_empty())
+        {
+            writeln!(out)?;
+        }
     }
     // Summary table.
     if !r.service_sets.is_empty() {
@@ -213,6 +228,23 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
             for i in &s.findings {
                 finding(out, &p, r, *i, &format!("{cont}    "))?;
             }
+        }
+        writeln!(out)?;
+    }
+    // A MultiClusterService with findings: blocked targets may have no ServiceSet to show.
+    for m in r
+        .multi_cluster_services
+        .iter()
+        .filter(|m| !m.findings.is_empty())
+    {
+        writeln!(
+            out,
+            "{} MultiClusterService {}",
+            mark(&p, worst(r, &m.findings)),
+            m.name
+        )?;
+        for i in &m.findings {
+            finding(out, &p, r, *i, "    ")?;
         }
         writeln!(out)?;
     }

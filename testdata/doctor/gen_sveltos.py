@@ -11,7 +11,7 @@ v1.12.0, as written down in the project's domain notes.
 
 Usage: python3 gen_sveltos.py
 """
-import copy, os
+import copy, hashlib, os
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -456,6 +456,153 @@ def _():
     ss["spec"]["provider"]["config"]["priority"] = 200
     p["spec"]["tier"] = 2147483447
     return [ss, p, cs, cc]
+
+
+def dependents_parts(cert_manager_state):
+    """The blocked-dependents case with cert-manager (the dependency) in another state."""
+    ss, p, cs, cc = healthy_parts()
+    ss["spec"]["services"] = [s for s in ss["spec"]["services"] if s["name"] == "cert-manager"]
+    ss["status"]["services"] = [s for s in ss["status"]["services"] if s["name"] == "cert-manager"]
+    ss["status"]["deployed"] = False
+    p["spec"]["helmCharts"] = p["spec"]["helmCharts"][1:]
+    cs["spec"]["clusterProfileSpec"]["helmCharts"] = cs["spec"]["clusterProfileSpec"]["helmCharts"][1:]
+    cs["status"]["helmReleaseSummaries"] = cs["status"]["helmReleaseSummaries"][1:]
+    r = release(cs, "cert-manager"); r.pop("valuesHash")
+    st = svc_status(ss, "cert-manager"); st.pop("version"); st.pop("lastDeployedHash")
+    if cert_manager_state == "Provisioning":
+        cs["status"]["featureSummaries"][0]["status"] = "Provisioning"
+        st.update({"state": "Provisioning", "lastStateTransitionTime": T_NEW})
+    else:
+        cs["status"]["featureSummaries"] = [{"featureID": "Helm", "status": "Failed", "consecutiveFailures": 4,
+                                             "failureMessage": "chart=cert-manager, releaseNamespace=cert-manager, releaseName=cert-manager: failed pre-install: timed out waiting for the condition"}]
+        r["failureMessage"] = "failed pre-install: timed out waiting for the condition"
+        st.update({"state": "Failed", "failureMessage": r["failureMessage"], "lastStateTransitionTime": T_OLD})
+    cd = {"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ClusterDeployment",
+          "metadata": {"name": "dev-cluster", "namespace": "kcm-system", "uid": "6c1f4e0a-2d7b-4b8e-9a51-0d3e2f8c7b11"},
+          "spec": {"template": "aws-standalone-cp-1-0-16", "credential": "aws-cred",
+                   "serviceSpec": {"priority": 100, "syncMode": "Continuous", "services": [
+                       {"name": "cert-manager", "namespace": "cert-manager", "template": "cert-manager-1-18-2", "version": "1.18.2"},
+                       {"name": "ingress-nginx", "namespace": "ingress-nginx", "template": "ingress-nginx-4-13-0", "version": "4.13.0",
+                        "dependsOn": [{"name": "cert-manager", "namespace": "cert-manager"}]}]}}}
+    return [ss, p, cs, cc, cd]
+
+
+@case("dependents-waiting", "ClusterDeployment dev-cluster wants ingress-nginx after cert-manager (dependsOn); cert-manager started installing two minutes ago (Provisioning since 11:58), so kcm keeps ingress-nginx out of the ServiceSet: the dependents-blocked finding is info, waiting, naming cert-manager; healthy otherwise, exit 0.")
+def _():
+    return dependents_parts("Provisioning")
+
+
+@case("dependents-stuck", "ClusterDeployment dev-cluster wants ingress-nginx after cert-manager (dependsOn); cert-manager Failed (pre-install hook timed out) three hours ago: a failed dependency keeps ingress-nginx out of the ServiceSet for good -> KSM628 error, stuck, naming cert-manager and its failure (and KSM606 on cert-manager).")
+def _():
+    return dependents_parts("Failed")
+
+
+def mcs_key(cd, mcs):
+    return f"{cd}-{hashlib.sha256(mcs.encode()).hexdigest()[:8]}"
+
+
+def mcs(name, uid, services, depends_on=None, status=None):
+    spec = {"clusterSelector": {"matchLabels": {"group": "demo"}},
+            "serviceSpec": {"provider": {"name": "ksm-projectsveltos", "config": {"priority": 100}},
+                            "services": services}}
+    if depends_on:
+        spec["dependsOn"] = depends_on
+    o = {"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "MultiClusterService",
+         "metadata": {"name": name, "uid": uid, "generation": 1,
+                      "finalizers": ["k0rdent.mirantis.com/multicluster-service"]},
+         "spec": spec}
+    if status:
+        o["status"] = status
+    return o
+
+
+def mcs_parts(base_state, blocked_since):
+    """MultiClusterService apps depends on base; both select dev-cluster (group=demo). base's
+    ServiceSet on dev-cluster deploys ingress-nginx; apps' ServiceSet there is not created."""
+    ss, p, cs, cc = healthy_parts()
+    name = mcs_key("dev-cluster", "base")
+    ss["metadata"]["name"] = name
+    ss["metadata"]["uid"] = "0b6a3d55-1f2e-4c7a-8d90-2e4f6a8b0c2e"
+    ss["spec"]["multiClusterService"] = "base"
+    ss["spec"]["services"] = [s for s in ss["spec"]["services"] if s["name"] == "ingress-nginx"]
+    ss["status"]["services"] = [s for s in ss["status"]["services"] if s["name"] == "ingress-nginx"]
+    ss["status"]["deployed"] = base_state == "Deployed"
+    p["metadata"]["name"] = name
+    p["metadata"]["ownerReferences"][0].update({"name": name, "uid": ss["metadata"]["uid"]})
+    p["spec"]["helmCharts"] = p["spec"]["helmCharts"][:1]
+    cs["metadata"]["name"] = f"p--{name}-capi-dev-cluster"
+    cs["metadata"]["labels"]["projectsveltos.io/profile-name"] = name
+    cs["metadata"]["ownerReferences"][0]["name"] = name
+    cs["spec"]["clusterProfileSpec"]["helmCharts"] = cs["spec"]["clusterProfileSpec"]["helmCharts"][:1]
+    cs["status"]["helmReleaseSummaries"] = cs["status"]["helmReleaseSummaries"][:1]
+    cc["status"]["profileResources"][0]["profileName"] = name
+    st = svc_status(ss, "ingress-nginx")
+    r = release(cs, "ingress-nginx")
+    if base_state != "Deployed":
+        r.pop("valuesHash"); st.pop("version"); st.pop("lastDeployedHash")
+        cc = cc_with()
+        cc["status"]["profileResources"][0]["profileName"] = name
+    if base_state == "Provisioning":
+        cs["status"]["featureSummaries"][0]["status"] = "Provisioning"
+        st.update({"state": "Provisioning", "lastStateTransitionTime": T_NEW})
+    elif base_state == "Failed":
+        msg = "Unable to continue with install: IngressClass \"nginx\" in namespace \"\" exists and cannot be imported into the current release"
+        cs["status"]["featureSummaries"] = [{"featureID": "Helm", "status": "Failed", "consecutiveFailures": 9,
+                                             "failureMessage": "chart=ingress-nginx, releaseNamespace=ingress-nginx, releaseName=ingress-nginx: " + msg}]
+        r["failureMessage"] = msg
+        st.update({"state": "Failed", "failureMessage": msg, "lastStateTransitionTime": T_OLD})
+    ingress = {"name": "ingress-nginx", "namespace": "ingress-nginx", "template": "ingress-nginx-4-13-0", "version": "4.13.0"}
+    cert = {"name": "cert-manager", "namespace": "cert-manager", "template": "cert-manager-1-18-2", "version": "1.18.2"}
+    msg = "skipping create/update of ServiceSet for matching cluster kcm-system/dev-cluster: waiting on base (0/1 services deployed)"
+    apps = mcs("apps", "7e2a9c41-5b0d-4f3e-9a6c-1d2e3f4a5b6c", [cert], ["base"], {
+        "observedGeneration": 1,
+        "matchingClusters": [{"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ClusterDeployment",
+                              "name": "dev-cluster", "namespace": "kcm-system", "deployed": False, "regional": False,
+                              "reason": "MultiClusterServiceDependencyNotReady", "message": msg,
+                              "lastTransitionTime": blocked_since}],
+        "conditions": [
+            {"type": "ServicesReferencesValidation", "status": "True", "reason": "Succeeded", "message": "",
+             "observedGeneration": 1, "lastTransitionTime": T_OLD},
+            {"type": "ServicesDependencyValidation", "status": "True", "reason": "Succeeded", "message": "",
+             "observedGeneration": 1, "lastTransitionTime": T_OLD},
+            {"type": "MultiClusterServiceDependencyValidation", "status": "True", "reason": "Succeeded", "message": "",
+             "observedGeneration": 1, "lastTransitionTime": T_OLD},
+            {"type": "ClusterInReadyState", "status": "False", "reason": "Failed", "message": "0/1",
+             "lastTransitionTime": blocked_since},
+            {"type": "MultiClusterServiceDependencyReady", "status": "False", "reason": "MultiClusterServiceDependencyNotReady",
+             "message": "waiting for MultiClusterService dependencies to be ready on 1 matching cluster(s)",
+             "observedGeneration": 1, "lastTransitionTime": blocked_since}]})
+    base = mcs("base", "3c1d2e4f-6a7b-4c8d-9e0f-a1b2c3d4e5f6", [ingress])
+    cd = {"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ClusterDeployment",
+          "metadata": {"name": "dev-cluster", "namespace": "kcm-system", "uid": "6c1f4e0a-2d7b-4b8e-9a51-0d3e2f8c7b11",
+                       "labels": {"group": "demo"}},
+          "spec": {"template": "aws-standalone-cp-1-0-16", "credential": "aws-cred"}}
+    return [ss, p, cs, cc, base, apps, cd]
+
+
+@case("mcs-dependency-waiting", "MultiClusterService apps depends on base; both select dev-cluster. base's ServiceSet there started installing ingress-nginx two minutes ago (Provisioning since 11:58), so kcm has not created apps' ServiceSet: matchingClusters reason MultiClusterServiceDependencyNotReady \"waiting on base (0/1 services deployed)\" since 11:58. The mcs-dependency-blocked finding is info, waiting, naming base and its Provisioning service; exit 0.")
+def _():
+    return mcs_parts("Provisioning", T_NEW)
+
+
+@case("mcs-dependency-stuck", "MultiClusterService apps depends on base; both select dev-cluster. base's ingress-nginx Failed there three hours ago (an IngressClass owned by another release), so apps waits forever: KSM635 error, stuck, naming base, its ServiceSet and the failed service with Helm's message (and KSM606 on base's ServiceSet).")
+def _():
+    return mcs_parts("Failed", T_OLD)
+
+
+@case("mcs-not-reconciled", "MultiClusterServices a and b depend on each other: kcm's controller sets MultiClusterServiceDependencyValidation False (\"dependency cycle detected at /a\") on each and creates no ServiceSet: KSM636 on both, no ServiceSet exists.")
+def _():
+    objs = []
+    for name, other, uid in [("a", "b", "11111111-2222-4333-8444-555555555555"), ("b", "a", "66666666-7777-4888-9999-000000000000")]:
+        cond = {"type": "MultiClusterServiceDependencyValidation", "status": "False", "reason": "Failed",
+                "message": f"failed MCS dependency cycle validation: dependency cycle detected at /{name}",
+                "observedGeneration": 1, "lastTransitionTime": T_OLD}
+        ok = lambda t: {"type": t, "status": "True", "reason": "Succeeded", "message": "", "observedGeneration": 1,
+                        "lastTransitionTime": T_OLD}
+        objs.append(mcs(name, uid, [{"name": f"svc-{name}", "namespace": "apps", "template": "ingress-nginx-4-13-0"}], [other],
+                        {"observedGeneration": 1, "conditions": [ok("ServicesReferencesValidation"),
+                                                                  ok("ServicesDependencyValidation"), cond]}))
+    return objs
 
 
 def main():

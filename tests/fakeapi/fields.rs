@@ -1,9 +1,17 @@
-//! Field ownership for `metadata.managedFields` (server-side apply and update tracking).
+//! Field ownership for `metadata.managedFields` (server-side apply and update tracking), as
+//! structured-merge-diff and the API server's field manager compute it: an update owns what it
+//! added or modified (object nodes it created included), an apply owns its configuration's
+//! field set, prunes what it applied last time and no one owns now, and conflicts on the
+//! fields other managers own that it adds or modifies; the first apply to an untracked object
+//! gives what is there to `before-first-apply`, and an untracked object stays untracked on
+//! updates. `tests/ssa_differential.rs` holds this against the real kube-apiserver on
+//! generated sequences of writes.
 //!
 //! Simplification: a field set is a set of paths of object keys; lists are atomic (owned as a
-//! whole, as for a CRD list without `x-kubernetes-list-type: map|set`), so a list is a leaf. Sets
-//! are written in the real `FieldsV1` shape (`{"f:spec":{"f:replicas":{}}}`, with `"."` where a
-//! node is owned as well as some of its children) and read back from it.
+//! whole, as for a CRD list without `x-kubernetes-list-type: map|set`, which is every list of
+//! the Flux CRDs), so a list is a leaf. Sets are written in the real `FieldsV1` shape
+//! (`{"f:spec":{"f:replicas":{}}}`, with `"."` where a node is owned as well as some of its
+//! children) and read back from it.
 
 use std::collections::BTreeSet;
 
@@ -34,60 +42,8 @@ const SERVER_META: &[&str] = &[
     "selfLink",
 ];
 
-/// The leaf paths of `obj` that a manager writing in `scope` owns.
-pub fn leaves(obj: &Value, scope: Scope) -> FieldSet {
-    let mut out = FieldSet::new();
-    let Some(map) = obj.as_object() else {
-        return out;
-    };
-    for (k, v) in map {
-        if k == "apiVersion" || k == "kind" {
-            continue;
-        }
-        let is_status = k == "status";
-        match scope {
-            Scope::Status if !is_status => continue,
-            Scope::Main { skip_status: true } if is_status => continue,
-            _ => {}
-        }
-        if k == "metadata" {
-            if let Some(m) = v.as_object() {
-                for (mk, mv) in m {
-                    if !SERVER_META.contains(&mk.as_str()) {
-                        collect(mv, vec!["metadata".into(), mk.clone()], &mut out);
-                    }
-                }
-            }
-            continue;
-        }
-        collect(v, vec![k.clone()], &mut out);
-    }
-    out
-}
-
-fn collect(v: &Value, path: Path, out: &mut FieldSet) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            for (k, c) in m {
-                let mut p = path.clone();
-                p.push(k.clone());
-                collect(c, p, out);
-            }
-        }
-        _ => {
-            out.insert(path);
-        }
-    }
-}
-
 pub fn value_at<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
     path.iter().try_fold(v, |cur, k| cur.as_object()?.get(k))
-}
-
-/// `a` equals `b`, or one is a prefix of the other.
-pub fn overlaps(a: &[String], b: &[String]) -> bool {
-    let n = a.len().min(b.len());
-    a[..n] == b[..n]
 }
 
 /// Removes the field at `path`, then the maps left empty above it (up to, not including, the
@@ -209,6 +165,21 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The manager as the API server names it in a conflict (apiserver's fieldmanager
+    /// `printManager`): `"m"`, `"m" with subresource "status"`, and for an update
+    /// `"m" using v1`.
+    pub fn printed(&self) -> String {
+        let mut s = format!("{:?}", self.manager);
+        if let Some(sub) = &self.subresource {
+            s.push_str(&format!(" with subresource {sub:?}"));
+        }
+        // The managers of a conflict are keyed without their time, so none is printed.
+        if self.operation == "Update" {
+            s.push_str(&format!(" using {}", self.api_version));
+        }
+        s
+    }
+
     pub fn same_slot(&self, manager: &str, operation: &str, sub: Option<&str>) -> bool {
         self.manager == manager && self.operation == operation && self.subresource.as_deref() == sub
     }
@@ -264,8 +235,161 @@ pub fn write_managed(obj: &mut Value, entries: &[Entry]) {
     }
 }
 
-/// Ownership after a non-apply write by `manager`: it takes the fields it changed or added,
-/// and fields that disappeared are no longer owned by anyone.
+/// Where two versions of an object differ, node by node, as structured-merge-diff's
+/// `Compare` walks them: an object node (a struct or a map) that appears or goes is added or
+/// removed with everything under it; a leaf (a scalar, an atomic list, an empty map) that
+/// changes is modified. Server metadata, `apiVersion`, `kind` and what `scope` leaves out are
+/// not compared (the API server strips them from every field set).
+#[derive(Debug, Default)]
+pub struct Comparison {
+    pub added: FieldSet,
+    pub removed: FieldSet,
+    pub modified: FieldSet,
+}
+
+impl Comparison {
+    /// Added or modified: what a write claims.
+    fn changed(&self) -> FieldSet {
+        self.added.union(&self.modified).cloned().collect()
+    }
+}
+
+pub fn compare(old: &Value, new: &Value, scope: Scope) -> Comparison {
+    let mut c = Comparison::default();
+    for (key, o, n) in top_level(old, new, scope) {
+        compare_at(o, n, &mut key.clone(), &mut c);
+    }
+    c
+}
+
+/// The pairs of values a field set covers: the top-level keys in scope, and metadata's keys
+/// but the server's (metadata itself is stripped).
+fn top_level<'a>(
+    old: &'a Value,
+    new: &'a Value,
+    scope: Scope,
+) -> Vec<(Path, Option<&'a Value>, Option<&'a Value>)> {
+    let keys = |a: Option<&'a Value>, b: Option<&'a Value>| -> Vec<&'a String> {
+        let mut k: BTreeSet<&String> = BTreeSet::new();
+        for m in [a, b].into_iter().flatten().filter_map(Value::as_object) {
+            k.extend(m.keys());
+        }
+        k.into_iter().collect()
+    };
+    let mut out = Vec::new();
+    for k in keys(Some(old), Some(new)) {
+        let in_scope = match scope {
+            Scope::Status => k == "status",
+            Scope::Main { skip_status } => !(skip_status && k == "status"),
+        };
+        if !in_scope || k == "apiVersion" || k == "kind" {
+            continue;
+        }
+        if k == "metadata" {
+            let (om, nm) = (old.get("metadata"), new.get("metadata"));
+            for mk in keys(om, nm) {
+                if !SERVER_META.contains(&mk.as_str()) {
+                    out.push((
+                        vec!["metadata".to_string(), mk.clone()],
+                        om.and_then(|m| m.get(mk)),
+                        nm.and_then(|m| m.get(mk)),
+                    ));
+                }
+            }
+            continue;
+        }
+        out.push((vec![k.clone()], old.get(k), new.get(k)));
+    }
+    out
+}
+
+fn compare_at(old: Option<&Value>, new: Option<&Value>, path: &mut Path, c: &mut Comparison) {
+    let (om, nm) = (
+        old.and_then(Value::as_object),
+        new.and_then(Value::as_object),
+    );
+    let empty_or_none = |v: Option<&Value>, m: Option<&Map<String, Value>>| {
+        v.is_none() || m.is_some_and(Map::is_empty)
+    };
+    // A leaf: a scalar or list, or maps empty (or absent) on both sides.
+    if (om.is_none() && nm.is_none()) || (empty_or_none(old, om) && empty_or_none(new, nm)) {
+        match (old, new) {
+            (None, Some(_)) => {
+                c.added.insert(path.clone());
+            }
+            (Some(_), None) => {
+                c.removed.insert(path.clone());
+            }
+            (Some(a), Some(b)) if a != b => {
+                c.modified.insert(path.clone());
+            }
+            _ => {}
+        }
+        return;
+    }
+    if old.is_some() && new.is_some() && (om.is_none() || nm.is_none()) {
+        // A scalar became an object, or the other way round.
+        c.modified.insert(path.clone());
+    }
+    let mut keys: BTreeSet<&String> = BTreeSet::new();
+    keys.extend(om.into_iter().flat_map(Map::keys));
+    keys.extend(nm.into_iter().flat_map(Map::keys));
+    for k in keys {
+        path.push(k.clone());
+        compare_at(
+            om.and_then(|m| m.get(k)),
+            nm.and_then(|m| m.get(k)),
+            path,
+            c,
+        );
+        path.pop();
+    }
+    match (old, new) {
+        (None, Some(_)) => {
+            c.added.insert(path.clone());
+        }
+        (Some(_), None) => {
+            c.removed.insert(path.clone());
+        }
+        _ => {}
+    }
+}
+
+/// The field set of an applied configuration, as structured-merge-diff's `ToFieldSet` builds
+/// it: every leaf (a scalar, a list, a null, an empty map), and every key of a map (`is_map`:
+/// keys that are data, not a struct's fields) even when its value is an object.
+pub fn applied_set(applied: &Value, scope: Scope, is_map: &dyn Fn(&[String]) -> bool) -> FieldSet {
+    let mut out = FieldSet::new();
+    for (mut path, _, v) in top_level(&json!({}), applied, scope) {
+        if let Some(v) = v {
+            applied_at(v, &mut path, is_map, &mut out);
+        }
+    }
+    out
+}
+
+fn applied_at(v: &Value, path: &mut Path, is_map: &dyn Fn(&[String]) -> bool, out: &mut FieldSet) {
+    match v.as_object() {
+        Some(m) if !m.is_empty() => {
+            for (k, c) in m {
+                path.push(k.clone());
+                applied_at(c, path, is_map, out);
+                path.pop();
+            }
+            if is_map(&path[..path.len() - 1]) {
+                out.insert(path.clone());
+            }
+        }
+        _ => {
+            out.insert(path.clone());
+        }
+    }
+}
+
+/// Ownership after a non-apply write by `manager` (structured-merge-diff's `Update`): it owns
+/// what it added or modified, on top of what it owned and is still there; others lose what
+/// it changed and what went.
+#[allow(clippy::too_many_arguments)]
 pub fn track_update(
     entries: &mut Vec<Entry>,
     old: &Value,
@@ -275,130 +399,106 @@ pub fn track_update(
     api_version: &str,
     now: &str,
 ) {
-    let old_l = leaves(old, scope);
-    let new_l = leaves(new, scope);
-    let removed: Vec<&Path> = old_l
-        .iter()
-        .filter(|p| !new_l.contains(*p) && value_at(new, p) != value_at(old, p))
-        .collect();
-    let changed: Vec<&Path> = new_l
-        .iter()
-        .filter(|p| value_at(old, p) != value_at(new, p))
-        .collect();
+    let c = compare(old, new, scope);
+    let changed = c.changed();
     let sub = matches!(scope, Scope::Status).then_some("status");
     for e in entries.iter_mut() {
-        e.fields.retain(|q| {
-            !removed.iter().any(|r| q.starts_with(r)) && !changed.iter().any(|c| overlaps(q, c))
-        });
+        if !e.same_slot(manager, "Update", sub) {
+            e.fields
+                .retain(|q| !changed.contains(q) && !c.removed.contains(q));
+        }
     }
-    if !changed.is_empty() {
-        let idx = match entries
-            .iter()
-            .position(|e| e.same_slot(manager, "Update", sub))
-        {
-            Some(i) => i,
-            None => {
-                entries.push(Entry {
-                    manager: manager.to_string(),
-                    operation: "Update".into(),
-                    api_version: api_version.to_string(),
-                    time: now.to_string(),
-                    subresource: sub.map(str::to_string),
-                    fields: FieldSet::new(),
-                });
-                entries.len() - 1
+    let idx = entries
+        .iter()
+        .position(|e| e.same_slot(manager, "Update", sub));
+    let mut set: FieldSet = idx
+        .map(|i| entries[i].fields.clone())
+        .unwrap_or_default()
+        .difference(&c.removed)
+        .cloned()
+        .collect();
+    set.extend(changed);
+    match idx {
+        Some(i) => {
+            let e = &mut entries[i];
+            if e.fields != set {
+                e.time = now.to_string();
             }
-        };
-        let e = &mut entries[idx];
-        e.time = now.to_string();
-        e.api_version = api_version.to_string();
-        e.fields.extend(changed.into_iter().cloned());
+            e.fields = set;
+            e.api_version = api_version.to_string();
+        }
+        None if !set.is_empty() => entries.push(Entry {
+            manager: manager.to_string(),
+            operation: "Update".into(),
+            api_version: api_version.to_string(),
+            time: now.to_string(),
+            subresource: sub.map(str::to_string),
+            fields: set,
+        }),
+        None => {}
     }
     entries.retain(|e| !e.fields.is_empty());
 }
 
-/// One conflict of an apply: `(manager, its apiVersion, path)`.
-pub type Conflict = (String, String, Path);
+/// Whether the object at `path` of an object of this schema (`openAPIV3Schema`, or None for
+/// a built-in) holds data keys (a map: labels, annotations, a ConfigMap's data,
+/// `additionalProperties`, preserved unknown fields) rather than a struct's fields.
+pub fn schema_is_map(schema: Option<&Value>, path: &[String]) -> bool {
+    match path {
+        [m, f] if m == "metadata" => return f == "labels" || f == "annotations",
+        [m, ..] if m == "metadata" => return false,
+        _ => {}
+    }
+    let Some(mut node) = schema else {
+        // Built-ins: a ConfigMap's or a Secret's data.
+        return matches!(path, [d] if d == "data" || d == "binaryData" || d == "stringData");
+    };
+    for seg in path {
+        let props = node.get("properties").and_then(Value::as_object);
+        if let Some(next) = props.and_then(|p| p.get(seg)) {
+            node = next;
+        } else if let Some(next) = node.get("additionalProperties").filter(|a| a.is_object()) {
+            node = next;
+        } else if node.get("items").is_some() {
+            return false;
+        } else {
+            // Preserved unknown fields (or no schema below): untyped, maps all the way.
+            return props.is_none();
+        }
+    }
+    node.get("properties").is_none()
+}
 
-/// Server-side apply of `applied` by `manager` onto `live` (the empty object when creating).
-/// Returns the merged object and the new entries, or the conflicts when not forced.
+/// A field another manager owns: how the API server names that manager (see [`Entry::printed`])
+/// and the path.
+pub type Conflict = (String, Path);
+
+/// Server-side apply of `applied` by `manager` onto `live` (the empty object when creating),
+/// in structured-merge-diff's order: merge, take the applied field set, prune what this
+/// manager applied last time and no one owns now, then find the conflicts: the fields other
+/// managers own that the merge added or modified. Returns the merged object and the new
+/// entries, or the conflicts when not forced.
 #[allow(clippy::too_many_arguments)]
 pub fn apply(
     live: &Value,
     applied: &Value,
     entries: &[Entry],
     scope: Scope,
+    is_map: &dyn Fn(&[String]) -> bool,
     manager: &str,
     api_version: &str,
     now: &str,
     force: bool,
 ) -> Result<(Value, Vec<Entry>), Vec<Conflict>> {
     let sub = matches!(scope, Scope::Status).then_some("status");
-    let new_set = leaves(applied, scope);
     let mut entries = entries.to_vec();
-    let mine = entries
-        .iter()
-        .position(|e| e.same_slot(manager, "Apply", sub));
-    let old_set = mine.map(|i| entries[i].fields.clone()).unwrap_or_default();
 
-    let mut conflicts = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        if e.manager == manager {
-            continue;
-        }
-        for q in &e.fields {
-            for p in &new_set {
-                if !overlaps(p, q) {
-                    continue;
-                }
-                // An empty map applied above someone else's fields claims the map, not them.
-                if p.len() < q.len() && value_at(applied, p).is_some_and(Value::is_object) {
-                    continue;
-                }
-                let short = if p.len() <= q.len() { p } else { q };
-                if value_at(live, short) != value_at(applied, short) {
-                    conflicts.push((i, e.manager.clone(), e.api_version.clone(), q.clone()));
-                }
-            }
-        }
-    }
-    conflicts.sort();
-    conflicts.dedup();
-    if !conflicts.is_empty() {
-        if !force {
-            return Err(conflicts
-                .into_iter()
-                .map(|(_, m, a, p)| (m, a, p))
-                .collect());
-        }
-        for (i, _, _, q) in &conflicts {
-            entries[*i].fields.remove(q);
-        }
-    }
-
-    let mut merged = live.clone();
-    if merged.is_null() {
-        merged = json!({});
-    }
-    // Fields this manager applied before and omits now go, unless someone still owns them.
-    let others: Vec<&Entry> = entries
-        .iter()
-        .filter(|e| !e.same_slot(manager, "Apply", sub))
-        .collect();
-    let owned_elsewhere = |r: &[String]| {
-        new_set.iter().any(|p| {
-            overlaps(p, r)
-                && !(p.len() < r.len() && value_at(applied, p).is_some_and(Value::is_object))
-        }) || others
-            .iter()
-            .any(|e| e.fields.iter().any(|q| overlaps(q, r)))
+    // The merge: everything applied in scope, maps key by key, anything else replaced.
+    let mut merged = if live.is_null() {
+        json!({})
+    } else {
+        live.clone()
     };
-    for r in old_set.difference(&new_set) {
-        if !owned_elsewhere(r) {
-            remove_at(&mut merged, r, &owned_elsewhere);
-        }
-    }
-    // Applied values: everything in scope.
     let mut scoped = applied.clone();
     if let Some(m) = scoped.as_object_mut() {
         m.retain(|k, _| match scope {
@@ -415,9 +515,15 @@ pub fn apply(
     }
     merge_into(&mut merged, &scoped);
 
+    // The applier's field set, replacing its last one.
+    let new_set = applied_set(applied, scope, is_map);
+    let mine = entries
+        .iter()
+        .position(|e| e.same_slot(manager, "Apply", sub));
+    let last = mine.map(|i| entries[i].fields.clone());
     match mine {
         Some(i) => {
-            entries[i].fields = new_set;
+            entries[i].fields = new_set.clone();
             entries[i].time = now.to_string();
             entries[i].api_version = api_version.to_string();
         }
@@ -427,11 +533,67 @@ pub fn apply(
             api_version: api_version.to_string(),
             time: now.to_string(),
             subresource: sub.map(str::to_string),
-            fields: new_set,
+            fields: new_set.clone(),
         }),
+    }
+
+    // Pruning: what it applied last time and not now goes, unless some manager (this one's
+    // new set included) owns it or something under it.
+    if let Some(last) = last {
+        let owned: FieldSet = entries
+            .iter()
+            .flat_map(|e| e.fields.iter().cloned())
+            .collect();
+        let held = |r: &[String]| owned.iter().any(|q| q.starts_with(r));
+        for r in last.difference(&new_set) {
+            if !held(r) {
+                remove_at(&mut merged, r, &held);
+            }
+        }
+    }
+
+    // Conflicts: other managers' fields that this apply adds or modifies.
+    let c = compare(live, &merged, scope);
+    let changed = c.changed();
+    let mut conflicts: Vec<(usize, String, Path)> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if e.same_slot(manager, "Apply", sub) {
+            continue;
+        }
+        for q in e.fields.intersection(&changed) {
+            conflicts.push((i, e.printed(), q.clone()));
+        }
+    }
+    if !conflicts.is_empty() && !force {
+        conflicts.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| set_order(&a.2, &b.2)));
+        return Err(conflicts.into_iter().map(|(_, m, p)| (m, p)).collect());
+    }
+    for (i, e) in entries.iter_mut().enumerate() {
+        if e.same_slot(manager, "Apply", sub) {
+            continue;
+        }
+        e.fields.retain(|q| !c.removed.contains(q));
+        for (j, _, q) in &conflicts {
+            if *j == i {
+                e.fields.remove(q);
+            }
+        }
     }
     entries.retain(|e| !e.fields.is_empty());
     Ok((merged, entries))
+}
+
+/// The order in which structured-merge-diff iterates a field set: at each level the members
+/// (the paths that end there) before the children, each by name.
+pub fn set_order(a: &[String], b: &[String]) -> std::cmp::Ordering {
+    for i in 0..a.len().min(b.len()) {
+        let key = |p: &[String]| (p.len() != i + 1, p[i].clone());
+        match key(a).cmp(&key(b)) {
+            std::cmp::Ordering::Equal => continue,
+            other => return other,
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// `.spec.x.y` as the real server prints field paths in conflicts.
@@ -466,21 +628,26 @@ mod tests {
     }
 
     #[test]
-    fn leaves_skip_server_metadata_and_status() {
+    fn an_applied_set_skips_server_metadata_and_status_and_holds_map_keys() {
         let o = json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "n", "uid": "u", "labels": {"a": "b"}},
-                       "spec": {"list": [1, 2], "empty": {}, "s": "x"}, "status": {"y": 1}});
-        let l = leaves(&o, Scope::Main { skip_status: true });
+                       "spec": {"list": [1, 2], "empty": {}, "s": "x", "m": {"k": {"x": 1}}},
+                       "status": {"y": 1}});
+        // `spec.m` holds data keys: its key `k` is a member though its value is an object.
+        let is_map = |p: &[String]| p == ["spec".to_string(), "m".to_string()];
+        let l = applied_set(&o, Scope::Main { skip_status: true }, &is_map);
         let want: FieldSet = [
             p("metadata.labels.a"),
             p("spec.list"),
             p("spec.empty"),
             p("spec.s"),
+            p("spec.m.k"),
+            p("spec.m.k.x"),
         ]
         .into_iter()
         .collect();
         assert_eq!(l, want);
         assert_eq!(
-            leaves(&o, Scope::Status),
+            applied_set(&o, Scope::Status, &is_map),
             [p("status.y")].into_iter().collect()
         );
     }
@@ -489,13 +656,24 @@ mod tests {
     fn apply_conflicts_force_and_removal() {
         let scope = Scope::Main { skip_status: true };
         let a1 = json!({"spec": {"x": 1, "y": 2}});
-        let (live, e) = apply(&json!({}), &a1, &[], scope, "a", "v1", "t", false).unwrap();
+        let (live, e) = apply(
+            &json!({}),
+            &a1,
+            &[],
+            scope,
+            &|_| false,
+            "a",
+            "v1",
+            "t",
+            false,
+        )
+        .unwrap();
         assert_eq!(live, a1);
         // b conflicts on x, co-owns nothing else
         let b = json!({"spec": {"x": 5, "z": 3}});
-        let err = apply(&live, &b, &e, scope, "b", "v1", "t", false).unwrap_err();
-        assert_eq!(err, vec![("a".to_string(), "v1".to_string(), p("spec.x"))]);
-        let (live, e) = apply(&live, &b, &e, scope, "b", "v1", "t", true).unwrap();
+        let err = apply(&live, &b, &e, scope, &|_| false, "b", "v1", "t", false).unwrap_err();
+        assert_eq!(err, vec![("\"a\"".to_string(), p("spec.x"))]);
+        let (live, e) = apply(&live, &b, &e, scope, &|_| false, "b", "v1", "t", true).unwrap();
         assert_eq!(live, json!({"spec": {"x": 5, "y": 2, "z": 3}}));
         let a_fields = &e.iter().find(|x| x.manager == "a").unwrap().fields;
         assert_eq!(a_fields, &[p("spec.y")].into_iter().collect::<FieldSet>());
@@ -505,6 +683,7 @@ mod tests {
             &json!({"spec": {}}),
             &e,
             scope,
+            &|_| false,
             "a",
             "v1",
             "t",
@@ -523,7 +702,12 @@ mod tests {
         let new = json!({"spec": {"x": 9, "y": 2}});
         track_update(&mut e, &old, &new, scope, "editor", "v1", "t");
         let get = |m: &str| e.iter().find(|x| x.manager == m).unwrap().fields.clone();
-        assert_eq!(get("creator"), [p("spec.y")].into_iter().collect());
+        // The creator made `spec` (an object node, `"."`) and its fields; the editor takes
+        // what it changed.
+        assert_eq!(
+            get("creator"),
+            [p("spec"), p("spec.y")].into_iter().collect()
+        );
         assert_eq!(get("editor"), [p("spec.x")].into_iter().collect());
         // removing a field un-owns it
         track_update(
@@ -535,6 +719,8 @@ mod tests {
             "v1",
             "t",
         );
-        assert!(e.iter().all(|x| x.manager != "creator"));
+        // (It still owns `spec`, which is still there.)
+        let creator = e.iter().find(|x| x.manager == "creator").unwrap();
+        assert_eq!(creator.fields, [p("spec")].into_iter().collect());
     }
 }

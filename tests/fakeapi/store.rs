@@ -173,6 +173,12 @@ pub struct State {
     next_id: u64,
     pages: HashMap<u64, (u64, Vec<Value>)>,
     pub requests: Vec<RequestRecord>,
+    /// The structural schemas of the custom resources, as the real server defaults and
+    /// prunes them before it stores an object.
+    schemas: HashMap<TypeKey, std::sync::Arc<kubectl_ksm::core::schema::Crd>>,
+    /// The CRDs' `openAPIV3Schema` per type and version, for what field ownership needs of
+    /// them (which objects are maps).
+    raw_schemas: HashMap<TypeKey, HashMap<String, Value>>,
     pub faults: Vec<Fault>,
     /// Objects (`resource/namespace/name`) whose first write a
     /// `Fault::ConflictOnFirstWrite` has refused.
@@ -192,6 +198,8 @@ impl State {
             next_id: 1,
             pages: HashMap::new(),
             requests: Vec::new(),
+            schemas: HashMap::new(),
+            raw_schemas: HashMap::new(),
             faults: Vec::new(),
             first_writes: Default::default(),
         };
@@ -603,7 +611,59 @@ impl State {
                 self.emit(t.key(), "DELETED", o, None);
             }
         }
+        self.schemas.remove(&t.key());
+        self.raw_schemas.remove(&t.key());
         self.types.retain(|x| x.key() != t.key());
+    }
+
+    /// Whether the object at a path of this type's objects is a map (see
+    /// [`fields::schema_is_map`]).
+    fn is_map(&self, rt: &ResourceType, version: &str) -> impl Fn(&[String]) -> bool + use<> {
+        let schema = self
+            .raw_schemas
+            .get(&rt.key())
+            .and_then(|v| v.get(version))
+            .cloned();
+        move |path: &[String]| fields::schema_is_map(schema.as_ref(), path)
+    }
+
+    /// ObjectMeta's empty maps and lists are not kept (`omitempty`): a write that empties the
+    /// labels, annotations, finalizers or owner references drops the field.
+    /// So are a ConfigMap's or Secret's empty data maps (Go `map` fields, `omitempty`).
+    fn tidy_meta(rt: &ResourceType, obj: &mut Value) {
+        if !rt.custom
+            && let Some(m) = obj.as_object_mut()
+        {
+            for k in ["data", "binaryData", "stringData"] {
+                if m.get(k)
+                    .and_then(Value::as_object)
+                    .is_some_and(Map::is_empty)
+                {
+                    m.remove(k);
+                }
+            }
+        }
+        if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            for k in ["labels", "annotations", "finalizers", "ownerReferences"] {
+                let empty = match m.get(k) {
+                    Some(Value::Object(x)) => x.is_empty(),
+                    Some(Value::Array(x)) => x.is_empty(),
+                    Some(Value::Null) => true,
+                    _ => false,
+                };
+                if empty {
+                    m.remove(k);
+                }
+            }
+        }
+    }
+
+    /// What the real server does to a custom resource before storing it: unknown fields
+    /// pruned, the schema's defaults filled in (apiextensions' structural defaulting).
+    fn default_custom(&self, rt: &ResourceType, obj: &mut Value) {
+        if let Some(crd) = self.schemas.get(&rt.key()) {
+            crd.default_and_prune(obj);
+        }
     }
 
     /// Registers what a CRD defines and fills in its status as an Established CRD. With
@@ -656,6 +716,25 @@ impl State {
             });
         }
         if !dry_run {
+            let raw: HashMap<String, Value> = obj
+                .pointer("/spec/versions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| {
+                    let schema = v.pointer("/schema/openAPIV3Schema")?.clone();
+                    Some((v.get("name")?.as_str()?.to_string(), schema))
+                })
+                .collect();
+            self.raw_schemas.insert(t.key(), raw);
+            match kubectl_ksm::core::schema::Crd::from_json(obj) {
+                Ok(crd) => {
+                    self.schemas.insert(t.key(), std::sync::Arc::new(crd));
+                }
+                Err(_) => {
+                    self.schemas.remove(&t.key());
+                }
+            }
             match self.types.iter_mut().find(|x| x.key() == t.key()) {
                 Some(slot) => *slot = t,
                 None => self.types.push(t),
@@ -790,6 +869,8 @@ impl State {
         {
             m.remove("status");
         }
+        self.default_custom(rt, &mut obj);
+        Self::tidy_meta(rt, &mut obj);
         if rt.group.is_empty() && rt.plural == "namespaces" {
             meta_mut(&mut obj)
                 .entry("labels")
@@ -963,19 +1044,30 @@ impl State {
         let now = now_rfc3339();
         let av = rt.api_version(version);
         let live = self.get(rt, version, ns, name).ok();
+        // apiserver's fieldmanager NewConflictError: one cause per field; the message names
+        // the one conflict, or each manager (sorted) with its fields.
         let conflict_err = |conflicts: Vec<fields::Conflict>| {
             let n = conflicts.len();
-            let lines: Vec<String> = conflicts
-                .iter()
-                .map(|(m, a, p)| format!("conflict with \"{m}\" using {a}: {}", fields::dotted(p)))
-                .collect();
             let causes: Vec<Value> = conflicts
                 .iter()
-                .map(|(m, a, p)| json!({"reason": "FieldManagerConflict", "message": format!("conflict with \"{m}\" using {a}"), "field": fields::dotted(p)}))
+                .map(|(m, p)| json!({"reason": "FieldManagerConflict", "message": format!("conflict with {m}"), "field": fields::dotted(p)}))
                 .collect();
             let msg = if n == 1 {
-                format!("Apply failed with 1 conflict: {}", lines[0])
+                let (m, p) = &conflicts[0];
+                format!(
+                    "Apply failed with 1 conflict: conflict with {m}: {}",
+                    fields::dotted(p)
+                )
             } else {
+                let mut by_manager: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+                for (m, p) in &conflicts {
+                    by_manager.entry(m).or_default().push(fields::dotted(p));
+                }
+                let mut lines = Vec::new();
+                for (m, paths) in by_manager {
+                    lines.push(format!("conflicts with {m}:"));
+                    lines.extend(paths.into_iter().map(|p| format!("- {p}")));
+                }
                 format!("Apply failed with {n} conflicts: {}", lines.join("\n"))
             };
             ApiError::new(409, "Conflict", msg).with_details(
@@ -992,6 +1084,7 @@ impl State {
                     &applied,
                     &[],
                     scope,
+                    &self.is_map(rt, version),
                     &ctx.manager,
                     &av,
                     &now,
@@ -1011,12 +1104,26 @@ impl State {
                 {
                     return Err(ApiError::modified(rt, name));
                 }
-                let entries = fields::read_managed(&old);
+                let mut entries = fields::read_managed(&old);
+                if entries.is_empty() {
+                    // apiserver's skipNonAppliedManager: the fields already there belong to
+                    // `before-first-apply`, as if it had written them.
+                    fields::track_update(
+                        &mut entries,
+                        &json!({}),
+                        &old,
+                        scope,
+                        "before-first-apply",
+                        &av,
+                        &now,
+                    );
+                }
                 let (merged, entries) = fields::apply(
                     &old,
                     &applied,
                     &entries,
                     scope,
+                    &self.is_map(rt, version),
                     &ctx.manager,
                     &av,
                     &now,
@@ -1114,6 +1221,8 @@ impl State {
                 skip_status: rt.status_subresource,
             }
         };
+        self.default_custom(rt, &mut new);
+        Self::tidy_meta(rt, &mut new);
         // generation: bumped by changes outside metadata (and status, with the subresource).
         let body = |o: &Value| {
             let mut o = o.clone();
@@ -1140,6 +1249,10 @@ impl State {
                     // The client set managedFields itself; `[{}]` resets them.
                     let entries = fields::read_managed(&new);
                     fields::write_managed(&mut new, &entries);
+                } else if fields::read_managed(&old).is_empty() {
+                    // apiserver's skipNonAppliedManager: an object that no one has applied
+                    // and whose fields no one tracks stays untracked on updates.
+                    fields::write_managed(&mut new, &[]);
                 } else {
                     let mut entries = fields::read_managed(&old);
                     fields::track_update(

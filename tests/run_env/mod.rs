@@ -443,8 +443,8 @@ pub fn canonical(v: &Value) -> String {
     serde_json::to_string(&sort(v)).unwrap()
 }
 
-/// The live objects are what `render` gives for the live ServiceSet: specs byte for byte,
-/// labels and the controller reference.
+/// The live objects are what `render` gives for the live ServiceSet, as the API server stores
+/// it (with the CRD's defaults): specs byte for byte, labels and the controller reference.
 pub fn assert_matches_render(env: &Env) {
     let set = env.set().unwrap();
     let templates = env.server.list(SS, "ServiceTemplate");
@@ -458,6 +458,10 @@ pub fn assert_matches_render(env: &Env) {
     live.retain(|o| o.pointer("/metadata/ownerReferences/0").is_some());
     assert_eq!(live.len(), rendered.objects.len());
     for want in &rendered.objects {
+        // As the API server stores it: with its CRD's defaults.
+        let mut want = want.clone();
+        kubectl_ksm::core::crds::default_and_prune(&mut want);
+        let want = &want;
         let got = live
             .iter()
             .find(|o| name_of(o) == name_of(want))

@@ -36,6 +36,8 @@ pub const SUMMARY_SUSPENDED: &str = "KSM631";
 pub const REFERENCE_NAMESPACE: &str = "KSM632";
 pub const FLUX_CONFLICT: &str = "KSM633";
 pub const FLUX_DUPLICATE: &str = "KSM634";
+pub const MCS_BLOCKED: &str = "KSM635";
+pub const MCS_NOT_RECONCILED: &str = "KSM636";
 pub const KIND_UNREAD: &str = "KSM637";
 
 /// Every code of this family, in code order, with its documentation.
@@ -457,13 +459,15 @@ kubectl get clustersummary -n <cluster namespace> <name> -o yaml   # featureSumm
         severity: Severity::Error,
         title: "Services wait on a dependency kcm does not consider ready",
         docs: "## What it finds
-A service of the ClusterDeployment or MultiClusterService is left out of the ServiceSet because a service it depends on is not Deployed with `status.version` equal to its desired version (for Helm services only kcm's health verifier writes that version).
+A service of the ClusterDeployment or MultiClusterService that kcm leaves out of the ServiceSet because a service it depends on is not Deployed with `status.version` equal to its desired version (kcm `internal/serviceset/util.go` `FilterServiceDependencies`), for either provider. The finding names the dependency, follows it when it is itself left out, and says whether the service is waiting or stuck:
+- waiting (info; a warning once the dependency has been Pending or Provisioning longer than `--stuck-after`): the dependency is on its way;
+- stuck (error): the dependency is Failed (a failed dependency keeps its dependents out until it is Deployed), disabled (kcm never deploys it), Deployed but without its version (for Helm services only kcm's health verifier writes `status.version`), on a cycle or not a service of the spec.
 
 ## Why it matters
-The dependent services are never deployed, without any message in the ServiceSet.
+The dependent services are not deployed, and nothing in the ServiceSet says why: they are simply absent from it.
 
 ## Fix
-kubectl get serviceset -n <namespace> <name> -o jsonpath='{.status.services}'   # state and version of the dependency
+kubectl get serviceset -n <namespace> <name> -o jsonpath='{.status.services}'   # state and version of the dependency; fix the dependency first
 ",
     },
     CodeInfo {
@@ -555,6 +559,36 @@ Each Flux object upgrades the release (or applies the path) with its own values 
 
 ## Fix
 kubectl get helmreleases -A -l ksm.k0rdent.mirantis.com/managed=true   # then delete the one no ServiceSet should own, or give the owning ServiceSet a higher priority and let the adapter hand the release over
+",
+    },
+    CodeInfo {
+        code: MCS_BLOCKED,
+        name: "mcs-dependency-blocked",
+        severity: Severity::Warning,
+        title: "A MultiClusterService waits on another before it deploys to a cluster",
+        docs: "## What it finds
+A target cluster of a MultiClusterService whose ServiceSet kcm does not create or update because a MultiClusterService it depends on has not deployed every one of its services there: the target's `status.matchingClusters` entry has reason `MultiClusterServiceDependencyNotReady` and the condition `MultiClusterServiceDependencyReady` is False (kcm `internal/controller/multiclusterservice_controller.go` `okToReconcileServiceSet`, `setMatchingClusters`). The finding names the blocking MultiClusterService and why, from its ServiceSet on that cluster: which services are not Deployed, or that the ServiceSet does not exist because the dependency is itself blocked or not reconciled. The severity says whether it is waiting (info, a warning once the target has waited longer than `--stuck-after`) or stuck (error: a service of the dependency Failed or is disabled, or the dependency is not reconciled).
+
+## Why it matters
+Nothing of this MultiClusterService reaches the cluster until the dependency is fully deployed there; a failed or disabled service of the dependency blocks it for good.
+
+## Fix
+kubectl get multiclusterservice <name> -o jsonpath='{.status.matchingClusters}'; then fix the dependency's failing service (kubectl ksm doctor on its ServiceSet)
+",
+    },
+    CodeInfo {
+        code: MCS_NOT_RECONCILED,
+        name: "mcs-not-reconciled",
+        severity: Severity::Error,
+        title: "kcm stopped reconciling the MultiClusterService: a validation failed",
+        docs: "## What it finds
+A MultiClusterService with the condition `ServicesReferencesValidation`, `ServicesDependencyValidation` or `MultiClusterServiceDependencyValidation` False: a template or template chain it names is missing or invalid, its services' dependencies are undefined or cyclic, or its `dependsOn` names a missing MultiClusterService or leads to a cycle.
+
+## Why it matters
+kcm's MultiClusterService controller returns at the first failed validation without creating or updating any ServiceSet, and does not retry until the spec changes (kcm `internal/controller/multiclusterservice_controller.go` `reconcileUpdate`). There is no MultiClusterService webhook, so the object was accepted.
+
+## Fix
+Fix what the condition's message names (`kubectl ksm lint` finds most of these before applying: KSM410, KSM411, KSM421, KSM423, KSM424).
 ",
     },
     CodeInfo {

@@ -6,6 +6,8 @@
 //! with a stable code, the failing object's own message and a runnable next step.
 
 pub mod codes;
+mod dependents;
+mod mcs;
 mod service;
 mod snapshot;
 mod sveltos;
@@ -27,6 +29,7 @@ use crate::core::provider::{self, Translator};
 use crate::core::readiness::{self, Explain, Rbac};
 use crate::diag::Diagnostic;
 pub use crate::diag::Severity;
+pub use mcs::McsView;
 pub use snapshot::Snapshot;
 
 /// A finding as the diagnosis builds it; it becomes a [`Diagnostic`] about `object`.
@@ -95,6 +98,8 @@ pub struct Report {
     pub findings: Vec<Diagnostic>,
     pub summary: Summary,
     pub service_sets: Vec<ServiceSetView>,
+    /// The MultiClusterServices (their findings: blocked targets, failed validations).
+    pub multi_cluster_services: Vec<McsView>,
     /// Findings about the diagnosis as a whole (a kind it could not read), not about one
     /// ServiceSet: indexes into `findings`.
     pub general: Vec<usize>,
@@ -189,6 +194,7 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
     for ss in sets {
         views.push(d.service_set(ss));
     }
+    let mcs_views = d.multi_cluster_services();
     let mut summary = Summary {
         service_sets: views.len(),
         ..Summary::default()
@@ -219,6 +225,7 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
         findings: d.findings,
         summary,
         service_sets: views,
+        multi_cluster_services: mcs_views,
         general,
     }
 }
@@ -244,6 +251,12 @@ fn unread_finding(u: &Unread) -> Finding {
             "kubectl auth can-i list {resource} -A  # grant get and list on it (README: the RBAC doctor needs)"
         ),
     }
+}
+
+/// How long ago an RFC 3339 time was (None when it does not parse or is in the future).
+fn age_of(time: &str, now: DateTime<Utc>) -> Option<Duration> {
+    let t = DateTime::parse_from_rfc3339(time).ok()?;
+    (now - t.with_timezone(&Utc)).to_std().ok()
 }
 
 struct Doctor<'a, 'o> {
@@ -438,6 +451,9 @@ impl<'a> Doctor<'a, '_> {
                 });
                 set_findings.push(f);
             }
+        }
+        if !provider_blocks {
+            self.blocked_dependents(ss, &mut set_findings, &ss_disp);
         }
         let reported: HashMap<(&str, &str), _> = ss
             .service_statuses()

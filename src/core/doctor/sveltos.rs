@@ -273,14 +273,23 @@ impl<'a> Doctor<'a, '_> {
         ctx.summary = Some(summary);
         // Sveltos copies the Profile's spec into the summary; until it has, the states are
         // those of the previous spec.
-        if let Some(spec) = profile.0.get("spec")
-            && summary.profile_spec() != spec
+        // Both as the API server stores them, with the Profile CRD's defaults: a copy saved
+        // where the CRDs default less (or more) is the same spec.
+        let (spec, copied) = (
+            profile
+                .0
+                .get("spec")
+                .map(|s| with_profile_defaults(kind, s)),
+            with_profile_defaults(kind, summary.profile_spec()),
+        );
+        if let Some(spec) = spec
+            && copied != spec
         {
             let mut fields: Vec<&str> = spec
                 .as_object()
                 .into_iter()
                 .flat_map(|m| m.iter())
-                .filter(|(k, v)| summary.profile_spec().get(k.as_str()) != Some(v))
+                .filter(|(k, v)| copied.get(k.as_str()) != Some(v))
                 .map(|(k, _)| k.as_str())
                 .collect();
             fields.sort_unstable();
@@ -508,5 +517,36 @@ impl Doctor<'_, '_> {
             }
         }
         out
+    }
+}
+
+/// A Profile (or ClusterProfile) spec with the defaults and pruning of its CRD, as the API
+/// server stores it.
+fn with_profile_defaults(kind: ProfileKind, spec: &Value) -> Value {
+    let k = kind.kind();
+    let mut o = serde_json::json!({"apiVersion": k.api_version, "kind": k.kind, "spec": spec});
+    crate::core::crds::default_and_prune(&mut o);
+    o.get_mut("spec").map(Value::take).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_spec_and_its_copy_compare_with_the_crds_defaults() {
+        let written = json!({"syncMode": "Continuous", "helmCharts": [{"repositoryURL": "oci://x",
+            "repositoryName": "x", "chartName": "x", "chartVersion": "1.0.0",
+            "releaseName": "x", "releaseNamespace": "x", "helmChartAction": "Install",
+            "options": {"atomic": true}}]});
+        // The same spec as a server with the real CRD stores it: its defaults filled in.
+        let stored = with_profile_defaults(ProfileKind::Profile, &written);
+        assert_ne!(stored, written, "the CRD defaults something here");
+        assert_eq!(with_profile_defaults(ProfileKind::Profile, &stored), stored);
+        // A real difference stays one.
+        let mut other = written.clone();
+        other["helmCharts"][0]["chartVersion"] = json!("2.0.0");
+        assert_ne!(with_profile_defaults(ProfileKind::Profile, &other), stored);
     }
 }

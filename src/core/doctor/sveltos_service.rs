@@ -1,7 +1,6 @@
 //! One service of a Sveltos ServiceSet: its state mapped from the ClusterSummary as kcm maps
 //! it, and the first failing link named: a conflict (with the owner and both tiers), an
-//! earlier chart holding it, a Helm error, the health verifier, a stale message; and the
-//! services kcm leaves out of the ServiceSet while their dependencies are not ready.
+//! earlier chart holding it, a Helm error, the health verifier, a stale message.
 
 use std::time::Duration;
 
@@ -10,11 +9,9 @@ use serde_json::Value;
 
 use super::sveltos::{SetContext, health_conditions, non_retriable, status_of};
 use super::{Doctor, Finding, ServiceView, Severity, codes};
-use crate::api::kcm::{
-    DEFAULT_SERVICE_NAMESPACE, Service, ServiceSet, ServiceStatus, ServiceTemplate, ServiceType,
-};
+use crate::api::kcm::{Service, ServiceSet, ServiceStatus, ServiceTemplate, ServiceType};
 use crate::api::kinds;
-use crate::api::meta::{items_at, str_at};
+use crate::api::meta::str_at;
 use crate::api::sveltos::{
     self as sv, ClusterConfiguration, ClusterSummary, FEATURE_HELM, FEATURE_KUSTOMIZE,
     FEATURE_RESOURCES, FeatureStatus, MAX_TIER,
@@ -41,8 +38,7 @@ fn conflict_owner(message: &str) -> Option<&str> {
 }
 
 fn age(status: Option<ServiceStatus>, now: DateTime<Utc>) -> Option<Duration> {
-    let t = DateTime::parse_from_rfc3339(status?.last_state_transition_time()).ok()?;
-    (now - t.with_timezone(&Utc)).to_std().ok()
+    super::age_of(status?.last_state_transition_time(), now)
 }
 
 impl Doctor<'_, '_> {
@@ -402,89 +398,6 @@ impl Doctor<'_, '_> {
                 ),
                 hint,
             );
-        }
-    }
-
-    /// Services of the ClusterDeployment/MultiClusterService that kcm leaves out of the
-    /// ServiceSet while a dependency is not Deployed at its desired version.
-    pub(super) fn blocked_dependents(
-        &mut self,
-        ss: ServiceSet,
-        set_findings: &mut Vec<usize>,
-        ss_disp: &str,
-    ) {
-        let mcs = str_at(ss.0, "/spec/multiClusterService");
-        let source = if mcs.is_empty() {
-            self.snap
-                .find(kinds::CLUSTER_DEPLOYMENT.kind, ss.namespace(), ss.cluster())
-        } else {
-            self.snap.find(kinds::MULTI_CLUSTER_SERVICE.kind, "", mcs)
-        };
-        let Some(source) = source else { return };
-        let src_disp = crate::api::meta::Object(source).display();
-        let wanted = items_at(source, "/spec/serviceSpec/services");
-        let ns_of = |v: &Value| match str_at(v, "/namespace") {
-            "" => DEFAULT_SERVICE_NAMESPACE.to_string(),
-            n => n.to_string(),
-        };
-        let in_set = |name: &str, ns: &str| {
-            ss.services().any(|s| {
-                s.name() == name
-                    && (s.namespace() == ns
-                        || (s.namespace().is_empty() && ns == DEFAULT_SERVICE_NAMESPACE))
-            })
-        };
-        for w in wanted {
-            let (name, wns) = (str_at(w, "/name"), ns_of(w));
-            if w.get("disable").and_then(Value::as_bool) == Some(true) || in_set(name, &wns) {
-                continue;
-            }
-            for dep in items_at(w, "/dependsOn") {
-                let (dname, dns) = (str_at(dep, "/name"), ns_of(dep));
-                let desired = wanted
-                    .iter()
-                    .find(|x| str_at(x, "/name") == dname && ns_of(x) == dns)
-                    .map(|x| match str_at(x, "/version") {
-                        "" => str_at(x, "/template"),
-                        v => v,
-                    })
-                    .unwrap_or("");
-                let st = ss.service_statuses().find(|s| {
-                    s.name() == dname
-                        && (s.namespace() == dns
-                            || (s.namespace().is_empty() && dns == DEFAULT_SERVICE_NAMESPACE))
-                });
-                let state = st.map(|s| s.state()).unwrap_or("");
-                let version = st.map(|s| str_at(s.json(), "/version")).unwrap_or("");
-                let (severity, why) = match state {
-                    "Deployed" if version != desired => (
-                        Severity::Error,
-                        format!(
-                            "{dns}/{dname} is Deployed but its status.version is {} instead of {desired:?}: for a Helm service only kcm's health verifier stamps it (no health rules, a verifier error, or no ClusterConfiguration chart entry leave it unset)",
-                            if version.is_empty() {
-                                "unset".to_string()
-                            } else {
-                                format!("{version:?}")
-                            }
-                        ),
-                    ),
-                    "Deployed" => continue,
-                    "" => (
-                        Severity::Warning,
-                        format!("{dns}/{dname} is not in the ServiceSet's status"),
-                    ),
-                    s => (Severity::Info, format!("{dns}/{dname} is {s}")),
-                };
-                let i = self.push(Finding {
-                    severity,
-                    code: codes::DEPENDENTS_BLOCKED,
-                    object: ss.meta().id(),
-                    chain: vec![src_disp.clone(), ss_disp.to_string()],
-                    message: format!("service {wns}/{name} of {src_disp} is left out of ServiceSet {}/{}: it depends on {why}", ss.namespace(), ss.name()),
-                    hint: format!("kubectl get serviceset -n {} {} -o jsonpath='{{.status.services}}'", ss.namespace(), ss.name()),
-                });
-                set_findings.push(i);
-            }
         }
     }
 }

@@ -4,6 +4,7 @@
 //! Objects are linted one at a time from their YAML node (for spans) and JSON value (for
 //! semantics). Readiness rules are compiled once per object and shared by the rule checks.
 
+pub mod across;
 pub mod rules;
 pub mod suppress;
 
@@ -40,7 +41,8 @@ pub fn find_rule(code: &str) -> Option<&'static RuleInfo> {
         .find(|r| r.code.eq_ignore_ascii_case(code) || r.name.eq_ignore_ascii_case(code))
 }
 
-/// The kinds `lint` checks.
+/// The kinds `lint` checks: every kind of the kcm group (its CRDs are embedded), the ones
+/// with checks of their own named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     StateManagementProvider,
@@ -48,9 +50,14 @@ pub enum Target {
     ServiceTemplate,
     ClusterDeployment,
     MultiClusterService,
+    ServiceTemplateChain,
+    ClusterTemplateChain,
+    /// Another kcm kind (ClusterTemplate, Credential, Region...): schema and name checks.
+    Other(&'static str),
 }
 
 pub use crate::api::kinds::KCM_GROUP;
+pub use across::Across;
 pub use rules::health_rules;
 
 impl Target {
@@ -60,13 +67,20 @@ impl Target {
         if group != KCM_GROUP {
             return None;
         }
-        Some(match json.get("kind")?.as_str()? {
+        Target::of_kind(json.get("kind")?.as_str()?)
+    }
+
+    /// The target of a kcm kind name (None for a kind the kcm group does not have).
+    pub fn of_kind(kind: &str) -> Option<Target> {
+        Some(match kind {
             "StateManagementProvider" => Target::StateManagementProvider,
             "ServiceSet" => Target::ServiceSet,
             "ServiceTemplate" => Target::ServiceTemplate,
             "ClusterDeployment" => Target::ClusterDeployment,
             "MultiClusterService" => Target::MultiClusterService,
-            _ => return None,
+            "ServiceTemplateChain" => Target::ServiceTemplateChain,
+            "ClusterTemplateChain" => Target::ClusterTemplateChain,
+            other => Target::Other(crate::api::kinds::kcm_kind(other)?.kind),
         })
     }
 
@@ -77,7 +91,18 @@ impl Target {
             Target::ServiceTemplate => "ServiceTemplate",
             Target::ClusterDeployment => "ClusterDeployment",
             Target::MultiClusterService => "MultiClusterService",
+            Target::ServiceTemplateChain => "ServiceTemplateChain",
+            Target::ClusterTemplateChain => "ClusterTemplateChain",
+            Target::Other(kind) => kind,
         }
+    }
+
+    /// Every kind lint checks.
+    pub fn all() -> impl Iterator<Item = Target> {
+        crate::api::kinds::ALL
+            .iter()
+            .filter(|k| k.group == KCM_GROUP)
+            .filter_map(|k| Target::of_kind(k.kind))
     }
 }
 
@@ -319,6 +344,9 @@ pub struct SourceReport {
     /// Names of the StateManagementProviders in the source, and the provider names its other
     /// objects reference: checked across every input (KSM406).
     pub providers: rules::provider_name::Providers,
+    /// What the other checks across inputs need of this one (template chains,
+    /// MultiClusterService dependencies).
+    pub across: Across,
     /// Findings silenced by the configuration or an inline suppression.
     pub suppressed: usize,
 }
@@ -341,8 +369,10 @@ fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceRepo
     }
     let mut diagnostics = Vec::new();
     let mut providers = rules::provider_name::Providers::default();
+    let mut across = Across::default();
     let loaded = objects::for_each_object(source, &linter.yaml_limits, true, &mut |object| {
         providers.collect(&object);
+        across.collect(&object);
         match lint_object(&object, linter) {
             Some(diags) => {
                 report.linted += 1;
@@ -352,6 +382,7 @@ fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceRepo
         }
     });
     report.providers = providers;
+    report.across = across;
     report.documents = loaded.documents;
     report.unreadable = loaded.syntax_error;
     report.diagnostics = loaded.diagnostics;

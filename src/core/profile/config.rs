@@ -6,6 +6,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::core::schema::PathSeg;
+
 use crate::api::sveltos::{
     DEFAULT_PRIORITY, DEFAULT_TIER, DRIFT_IGNORE_PATCH, MAX_PRIORITY, MIN_PRIORITY,
     priority_to_tier,
@@ -191,13 +193,48 @@ struct Decoder {
     error: Option<String>,
     /// JSON field names from the top (Go's error context has no indexes).
     stack: Vec<&'static str>,
+    /// The path of the value being decoded, indexes included.
+    path: Vec<PathSeg>,
+    /// Every problem met, where (Go stops at nothing either, but reports only the first).
+    issues: Vec<Issue>,
+}
+
+/// A problem of one value of the provider config, at its path in the config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Issue {
+    pub path: Vec<PathSeg>,
+    pub kind: IssueKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum IssueKind {
+    /// A key the Go struct does not have: dropped when decoding. `known` are the keys it has.
+    UnknownKey { known: Vec<&'static str> },
+    /// A value Go cannot decode into the field's type (Go's message): kcm fails.
+    Invalid(String),
 }
 
 impl Decoder {
-    fn type_error(&mut self, value: &Value, strct: &str, ty: &Go) {
-        if self.error.is_some() {
-            return;
+    fn new() -> Decoder {
+        Decoder {
+            error: None,
+            stack: Vec::new(),
+            path: Vec::new(),
+            issues: Vec::new(),
         }
+    }
+
+    fn fail(&mut self, message: String) {
+        self.issues.push(Issue {
+            path: self.path.clone(),
+            kind: IssueKind::Invalid(message.clone()),
+        });
+        if self.error.is_none() {
+            self.error = Some(message);
+        }
+    }
+
+    fn type_error(&mut self, value: &Value, strct: &str, ty: &Go) {
         // A number that is not a string into a string field: Go says just "number".
         let word = match (value, ty) {
             (Value::Number(_), Go::Str | Go::Bool | Go::List(..) | Go::Struct(..)) => {
@@ -205,7 +242,7 @@ impl Decoder {
             }
             _ => value_word(value),
         };
-        self.error = Some(format!(
+        self.fail(format!(
             "json: cannot unmarshal {word} into Go struct field {strct}.{} of type {}",
             self.stack.join("."),
             type_name(ty)
@@ -251,19 +288,15 @@ impl Decoder {
                 Value::String(s) => match crate::api::duration::parse_go(s) {
                     Ok(ns) => Some(crate::api::duration::format_go(ns).into()),
                     Err(e) => {
-                        if self.error.is_none() {
-                            self.error = Some(e);
-                        }
+                        self.fail(e);
                         None
                     }
                 },
                 _ => {
-                    if self.error.is_none() {
-                        self.error = Some(format!(
-                            "json: cannot unmarshal {} into Go value of type string",
-                            value_word(value).split(' ').next().unwrap_or("")
-                        ));
-                    }
+                    self.fail(format!(
+                        "json: cannot unmarshal {} into Go value of type string",
+                        value_word(value).split(' ').next().unwrap_or("")
+                    ));
                     None
                 }
             },
@@ -271,7 +304,13 @@ impl Decoder {
                 Value::Array(items) => Some(Value::Array(
                     items
                         .iter()
-                        .map(|i| self.decode(i, elem, strct).unwrap_or_else(|| zero_of(elem)))
+                        .enumerate()
+                        .map(|(n, i)| {
+                            self.path.push(PathSeg::Index(n));
+                            let d = self.decode(i, elem, strct).unwrap_or_else(|| zero_of(elem));
+                            self.path.pop();
+                            d
+                        })
                         .collect(),
                 )),
                 _ => {
@@ -282,6 +321,18 @@ impl Decoder {
             Go::Struct(name, fields) => match value {
                 Value::Object(map) => {
                     let mut out = Map::new();
+                    for k in map.keys() {
+                        if !fields.iter().any(|f| f.json == k) {
+                            let mut path = self.path.clone();
+                            path.push(PathSeg::Key(k.clone()));
+                            self.issues.push(Issue {
+                                path,
+                                kind: IssueKind::UnknownKey {
+                                    known: fields.iter().map(|f| f.json).collect(),
+                                },
+                            });
+                        }
+                    }
                     for field in *fields {
                         let Some(v) = map.get(field.json) else {
                             if !field.omitempty {
@@ -290,7 +341,9 @@ impl Decoder {
                             continue;
                         };
                         self.stack.push(field.json);
+                        self.path.push(PathSeg::Key(field.json.into()));
                         let decoded = self.decode(v, &field.ty, name);
+                        self.path.pop();
                         self.stack.pop();
                         match decoded {
                             Some(d) if field.pointer || !(field.omitempty && is_zero(&d)) => {
@@ -380,10 +433,7 @@ pub fn parse(config: Option<&Value>) -> Result<ProfileConfig, ConfigError> {
             ignored_keys: Vec::new(),
         });
     };
-    let mut dec = Decoder {
-        error: None,
-        stack: Vec::new(),
-    };
+    let mut dec = Decoder::new();
     let decoded = match config {
         Value::Object(_) => dec.decode(config, &PROFILE_CONFIG, "profileConfig"),
         other => {
@@ -471,6 +521,93 @@ pub fn parse(config: Option<&Value>) -> Result<ProfileConfig, ConfigError> {
         spec,
         ignored_keys,
     })
+}
+
+/// Every problem of a provider config as kcm's adapter decodes it: keys it drops (at any
+/// depth) and values it cannot decode, each at its path in the config. A config that is not
+/// an object is one problem at the top.
+pub fn issues(config: &Value) -> Vec<Issue> {
+    let mut dec = Decoder::new();
+    match config {
+        Value::Null => {}
+        Value::Object(_) => {
+            dec.decode(config, &PROFILE_CONFIG, "profileConfig");
+        }
+        other => dec.fail(format!(
+            "json: cannot unmarshal {} into Go value of type sveltos.profileConfig",
+            value_word(other).split(' ').next().unwrap_or("")
+        )),
+    }
+    dec.issues
+}
+
+/// What the API server refuses in the Profile kcm would write from this config (validated
+/// against the real Profile CRD), each at the path of the config value it comes from: kcm
+/// decodes the config, then the Profile write fails (`ServiceSetProfileNotReady`).
+pub fn rejected(config: &Value, parsed: &ProfileConfig) -> Vec<(Vec<PathSeg>, String)> {
+    let mut spec = parsed.spec.clone();
+    spec.insert("clusterSelector".into(), serde_json::json!({}));
+    let mut profile = serde_json::json!({
+        "apiVersion": crate::api::kinds::PROFILE.api_version,
+        "kind": crate::api::kinds::PROFILE.kind,
+        "metadata": {"name": "config", "namespace": "config"},
+        "spec": Value::Object(spec),
+    });
+    crate::core::crds::default_and_prune(&mut profile);
+    let Some(violations) = crate::core::crds::validate(&profile) else {
+        return Vec::new();
+    };
+    // Patches are the config's, then one per driftIgnore selector.
+    let own_patches = config
+        .get("patches")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    violations
+        .into_iter()
+        .filter_map(|v| {
+            let [PathSeg::Key(spec), PathSeg::Key(field), rest @ ..] = v.path.as_slice() else {
+                return None;
+            };
+            if spec != "spec" {
+                return None;
+            }
+            let mut path = match (field.as_str(), rest.first()) {
+                ("patches", Some(PathSeg::Index(i))) if *i >= own_patches => vec![
+                    PathSeg::Key("driftIgnore".into()),
+                    PathSeg::Index(i - own_patches),
+                ],
+                ("tier", _) => vec![PathSeg::Key("priority".into())],
+                (f, _) if known_key(f) => vec![PathSeg::Key(f.into())],
+                _ => return None,
+            };
+            if path.len() == 1 || field != "patches" {
+                path.extend(rest.iter().cloned());
+            }
+            // A path into what the config does not have (a default) points at its parent.
+            while path.len() > 1 && !has_path(config, &path) {
+                path.pop();
+            }
+            Some((path, v.message))
+        })
+        .collect()
+}
+
+fn has_path(v: &Value, path: &[PathSeg]) -> bool {
+    let mut cur = v;
+    for seg in path {
+        cur = match (seg, cur) {
+            (PathSeg::Key(k), Value::Object(m)) => match m.get(k) {
+                Some(x) => x,
+                None => return false,
+            },
+            (PathSeg::Index(i), Value::Array(a)) => match a.get(*i) {
+                Some(x) => x,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    true
 }
 
 fn known_key(k: &str) -> bool {

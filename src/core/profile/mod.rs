@@ -15,7 +15,8 @@
 //! `ServiceSetProfile=False` with it.
 
 mod cluster;
-mod config;
+pub mod config;
+mod defaults;
 mod helm;
 mod services;
 
@@ -369,6 +370,7 @@ fn build(b: &mut Builder, t: &mut Translation, self_management: bool) -> Result<
             &config_help(),
         );
     }
+    let defaulted = defaults::defaulted(ss, &config, b.objects);
     let mut spec = config.spec.clone();
     t.config = Some(config);
 
@@ -496,6 +498,14 @@ fn build(b: &mut Builder, t: &mut Translation, self_management: bool) -> Result<
         });
     }
     sort_keys(&mut profile);
+    if !defaulted.is_empty() {
+        b.note(
+            codes::PROFILE_DEFAULTS,
+            Severity::Info,
+            format!("defaults kcm applies: {}", defaulted.join("; ")),
+            "set a value in spec.provider.config (or the service's helmOptions/helmAction) to choose it; the Profile CRD's own defaults fill the rest (installOptions.createNamespace and replace true, upgradeOptions.maxHistory 2...)",
+        );
+    }
     Ok(profile)
 }
 

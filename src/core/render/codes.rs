@@ -24,6 +24,7 @@ pub const CHART_VERSION: &str = "KSM518";
 pub const SOURCE_MISSING: &str = "KSM519";
 pub const RENDER_NOTE: &str = "KSM520";
 pub const RELEASE_CONFLICT: &str = "KSM521";
+pub const PROFILE_DEFAULTS: &str = "KSM522";
 pub const OUTPUT_INVALID: &str = "KSM599";
 
 /// Every code of this family, in code order, with its documentation.
@@ -359,6 +360,21 @@ A ClusterDeployment `dev` deploys `ingress-nginx` into `ingress`, and a MultiClu
 
 ## Fix
 Remove the duplicate service from one of them, or give the ServiceSet that should own the release a higher priority. When the owner goes away, the other takes the release over (its object is suspended first and deleted, so nothing is uninstalled).
+",
+    },
+    CodeInfo {
+        code: PROFILE_DEFAULTS,
+        name: "profile-defaults",
+        severity: Severity::Info,
+        title: "The values kcm's adapter defaults in the Profile, and which default",
+        docs: "## What it finds
+For a ServiceSet of kcm's default provider, each Profile value the ServiceSet leaves to kcm and the default kcm v1.12 writes instead (kcm `internal/controller/adapters/sveltos/serviceset_controller.go` `buildProfileSpec`, `applyProfileSpecDefaults`, `convertHelmOptions`): the tier of the default priority 100 (2147483547), `continueOnConflict: true` when `stopOnConflict` is unset (the opposite of Sveltos's own default), `syncMode: Continuous`, `stopMatchingBehavior: WithdrawPolicies` (also for any value that is not exactly `LeavePolicies`), `continueOnError: false`, no `maxConsecutiveFailures` (Sveltos retries forever), and per chart `atomic: true` and `helmChartAction: Install`. With a nil provider config, the Profile CRD's tier 100 and `continueOnConflict: false`.
+
+## Why it matters
+The rendered Profile shows these values as if they were chosen; the note says which ones nobody chose, and so which ones change with kcm's defaults.
+
+## Fix
+Nothing to fix; set the value in `spec.provider.config` (or the service's `helmOptions`/`helmAction`) to choose it.
 ",
     },
     CodeInfo {

@@ -16,8 +16,9 @@ pub static INFO: RuleInfo = RuleInfo {
     docs: "\
 ## What it finds
 An object that is almost a k0rdent object lint checks: a `kind` one or two letters away from
-StateManagementProvider, ServiceSet, ServiceTemplate, ClusterDeployment or
-MultiClusterService (or in the wrong case), or an `apiVersion` whose group is almost
+a kind of the kcm group (StateManagementProvider, ServiceSet, ServiceTemplate,
+ClusterDeployment, MultiClusterService, ServiceTemplateChain, ClusterTemplate, Credential...)
+or in the wrong case, or an `apiVersion` whose group is almost
 `k0rdent.mirantis.com` or that lacks its version. Without this check such an object is
 counted as skipped, and its mistakes go unseen.
 
@@ -36,19 +37,10 @@ Use the kind and apiVersion the suggestion names.
 ",
 };
 
-const KINDS: [Target; 5] = [
-    Target::StateManagementProvider,
-    Target::ServiceSet,
-    Target::ServiceTemplate,
-    Target::ClusterDeployment,
-    Target::MultiClusterService,
-];
-
 /// The checked kind `kind` is a misspelling of (not itself).
 fn near_kind(kind: &str) -> Option<&'static str> {
     let lower = kind.to_ascii_lowercase();
-    KINDS
-        .iter()
+    Target::all()
         .map(|t| t.kind())
         .filter(|k| *k != kind)
         .map(|k| (edit_distance(&k.to_ascii_lowercase(), &lower), k))
@@ -69,7 +61,7 @@ pub fn check(object: &LoadedObject) -> Option<Diagnostic> {
         Some((g, v)) => (g, Some(v)),
         None => (api_version, None),
     };
-    let kind_is_checked = KINDS.iter().any(|t| t.kind() == kind);
+    let kind_is_checked = Target::of_kind(kind).is_some();
     let in_group = group == KCM_GROUP;
     let (field, message, help) = if (in_group || group_is_near(group)) && !kind_is_checked {
         let suggestion = near_kind(kind)?;

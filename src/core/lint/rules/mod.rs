@@ -3,14 +3,19 @@
 
 mod api_version;
 mod crd_resource_name;
+mod deprecated_fields;
 mod duplicate_provisioner;
 mod empty_rule;
 pub mod health_rules;
 pub mod kind_typo;
 mod load;
+pub mod mcs_dependencies;
+mod mcs_selector;
 mod missing_namespace;
 mod name;
+mod pause_annotations;
 pub mod placeholder;
+pub mod provider_config;
 pub mod provider_name;
 mod provisioner_crd;
 pub mod repository;
@@ -19,12 +24,41 @@ mod rule_syntax;
 mod rule_type;
 mod schema;
 mod selector;
+mod self_management;
+mod service_dependencies;
+mod service_name;
+pub mod template_chain;
 mod unguarded_field;
 
 pub(crate) use unguarded_field::Unguarded;
 
-use super::{Context, RuleInfo, Target};
+use super::{Context, RuleInfo, Target, key};
+use crate::core::schema::PathSeg;
 use crate::diag::Diagnostic;
+
+/// The path of a field below `spec.serviceSpec.services[i]` of a ClusterDeployment or
+/// MultiClusterService.
+pub(crate) fn service_path(i: usize, rest: &[&str]) -> Vec<PathSeg> {
+    let mut path = vec![
+        key("spec"),
+        key("serviceSpec"),
+        key("services"),
+        PathSeg::Index(i),
+    ];
+    path.extend(rest.iter().map(|k| key(k)));
+    path
+}
+
+/// What kcm does with the services of a ClusterDeployment or MultiClusterService it refuses:
+/// the ClusterDeployment webhook rejects the object; a MultiClusterService (no webhook) gets
+/// `condition` False and is reconciled no further.
+pub(crate) fn refusal(target: Target, condition: &str) -> String {
+    if target == Target::ClusterDeployment {
+        "kcm's ClusterDeployment webhook rejects the object".to_string()
+    } else {
+        format!("kcm's MultiClusterService controller sets {condition}=False and deploys nothing")
+    }
+}
 
 /// Every check, in code order.
 pub static ALL: &[&RuleInfo] = &[
@@ -62,6 +96,23 @@ pub static ALL: &[&RuleInfo] = &[
     &repository::NOT_KUBERNETES,
     &provider_name::INFO,
     &crate::core::lint::suppress::NO_REASON,
+    &service_dependencies::UNDEFINED,
+    &service_dependencies::CYCLE,
+    &service_dependencies::NEVER_SATISFIED,
+    &deprecated_fields::INFO,
+    &provider_config::UNKNOWN_KEY,
+    &provider_config::REJECTED,
+    &provider_config::FALLBACK,
+    &pause_annotations::VALUE_IGNORED,
+    &pause_annotations::NOT_READ,
+    &mcs_selector::INFO,
+    &self_management::INFO,
+    &service_name::INFO,
+    &template_chain::INVALID,
+    &template_chain::UNSUPPORTED,
+    &mcs_dependencies::CYCLE,
+    &mcs_dependencies::DISABLED,
+    &mcs_dependencies::NO_EFFECT,
 ];
 
 /// Runs every check that applies to the object's kind.
@@ -82,6 +133,14 @@ pub fn check_all(ctx: &Context, out: &mut Vec<Diagnostic>) {
         crd_resource_name::check(ctx, out);
         duplicate_provisioner::check(ctx, out);
     }
+    service_dependencies::check(ctx, out);
+    deprecated_fields::check(ctx, out);
+    provider_config::check(ctx, out);
+    pause_annotations::check(ctx, out);
+    mcs_selector::check(ctx, out);
+    self_management::check(ctx, out);
+    service_name::check(ctx, out);
+    template_chain::check(ctx, out);
     placeholder::check(ctx, out, first);
 }
 

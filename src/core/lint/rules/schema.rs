@@ -276,15 +276,23 @@ fn closest_known_field(ctx: &Context, path: &[PathSeg]) -> Option<String> {
         .1;
     let schema = &crd.versions.iter().find(|v| v.name == version)?.schema;
     let known = schema.known_fields(parent);
-    let best = known
-        .iter()
-        .map(|k| (edit_distance(&k.to_lowercase(), &name.to_lowercase()), k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
-        .min()?;
+    let best = closest(name, known.iter().copied())?;
     Some(format!(
-        "did you mean `{}`? The API server drops `{name}` silently",
-        best.1
+        "did you mean `{best}`? The API server drops `{name}` silently"
     ))
+}
+
+/// The known name closest to a misspelled one (case ignored), if close enough: at most two
+/// edits, or a quarter of the name's length.
+pub(crate) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    known
+        .into_iter()
+        .filter(|k| *k != name)
+        .map(|k| (edit_distance(&k.to_lowercase(), &lower), k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min()
+        .map(|(_, k)| k)
 }
 
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
@@ -387,5 +395,37 @@ spec:
 ";
         let found = lint_code(text, "KSM106");
         assert!(!found.is_empty(), "no KSM106 finding");
+    }
+
+    #[test]
+    fn every_kcm_kind_is_validated_against_its_crd() {
+        let chain = "\
+apiVersion: k0rdent.mirantis.com/v1beta1
+kind: ServiceTemplateChain
+metadata: {name: ingress-nginx, namespace: kcm-system}
+spec:
+  supportedTemplates:
+  - name: ingress-nginx-4-12-0
+    availableUpgrades:
+    - {name: ingress-nginx-4-13-0}
+  - name: ingress-nginx-4-13-0
+";
+        assert_eq!(lint_code(chain, "KSM1"), Vec::<String>::new());
+        let typo = chain.replace("availableUpgrades", "availableUpgrade");
+        let found = lint_code(&typo, "KSM101");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("KSM101 7:5 "), "{found:?}");
+        let credential = "\
+apiVersion: k0rdent.mirantis.com/v1beta1
+kind: Credential
+metadata: {name: aws-cred, namespace: kcm-system}
+spec:
+  identityRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta2, kind: AWSClusterStaticIdentity, name: aws-identity}
+  region: 3
+";
+        let found = lint_code(credential, "KSM103");
+        assert_eq!(found.len(), 1, "{found:?}");
+        let region = "apiVersion: k0rdent.mirantis.com/v1alpha1\nkind: Region\nmetadata: {name: eu}\nspec: {}\n";
+        assert_eq!(lint_code(region, "KSM107").len(), 1);
     }
 }

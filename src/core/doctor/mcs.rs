@@ -1,0 +1,400 @@
+//! A MultiClusterService as kcm's controller leaves it (kcm
+//! `internal/controller/multiclusterservice_controller.go`): stopped by a failed validation,
+//! or blocked on some of its clusters by a MultiClusterService it depends on, which doctor
+//! names and follows to the service that holds it there, waiting or stuck.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Doctor, Finding, Severity, codes};
+use crate::api::kcm::{
+    COND_MCS_DEPENDENCY_READY, MCS_VALIDATIONS, MatchingCluster, REASON_MCS_DEPENDENCY_NOT_READY,
+    ServiceSet, ServiceSource, service_key,
+};
+use crate::api::kinds;
+use crate::api::meta::{Object, str_at};
+
+/// One MultiClusterService as doctor sees it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McsView {
+    pub name: String,
+    /// Indexes into `Report::findings`.
+    pub findings: Vec<usize>,
+}
+
+/// What holds a target back: whether it can resolve by itself, and the words.
+struct Hold {
+    stuck: bool,
+    text: String,
+}
+
+/// The target a `matchingClusters` entry names, in words, and whether another entry is it.
+fn target_words(t: MatchingCluster) -> String {
+    if t.is_management() {
+        "the management cluster".to_string()
+    } else {
+        format!("ClusterDeployment {}/{}", t.namespace(), t.name())
+    }
+}
+
+fn same_target(a: MatchingCluster, b: MatchingCluster) -> bool {
+    a.kind() == b.kind() && a.namespace() == b.namespace() && a.name() == b.name()
+}
+
+impl Doctor<'_, '_> {
+    /// The MultiClusterServices of the snapshot within the options' filters.
+    pub(super) fn multi_cluster_services(&mut self) -> Vec<McsView> {
+        if self.options.service_set.is_some() {
+            return Vec::new();
+        }
+        let mut all: Vec<&Value> = self.snap.all(kinds::MULTI_CLUSTER_SERVICE.kind).to_vec();
+        all.sort_by_key(|m| Object(m).name());
+        all.into_iter()
+            .filter(|m| {
+                self.options.namespace.as_deref().is_none_or(|ns| {
+                    ServiceSource(m)
+                        .matching_clusters()
+                        .any(|t| t.namespace() == ns)
+                })
+            })
+            .map(|m| self.multi_cluster_service(m))
+            .collect()
+    }
+
+    fn multi_cluster_service(&mut self, mcs: &Value) -> McsView {
+        let meta = Object(mcs);
+        let name = meta.name().to_string();
+        let disp = meta.display();
+        let mut view = McsView {
+            name: name.clone(),
+            findings: Vec::new(),
+        };
+        let hint = format!("kubectl get multiclusterservice {name} -o yaml");
+        // A failed validation: kcm goes no further, whatever the rest of the status says.
+        if let Some(c) = MCS_VALIDATIONS
+            .iter()
+            .find_map(|t| meta.condition(t).filter(|c| c.status() == "False"))
+        {
+            let stale = match (c.observed_generation(), meta.generation()) {
+                (Some(o), Some(g)) if o < g => format!(
+                    " (written for generation {o}; generation {g} has not been validated yet)"
+                ),
+                _ => String::new(),
+            };
+            view.findings.push(self.push(Finding {
+                severity: Severity::Error,
+                code: codes::MCS_NOT_RECONCILED,
+                object: meta.id(),
+                chain: vec![disp.clone()],
+                message: format!(
+                    "MultiClusterService {name} is not reconciled: {}=False: {}{stale}. kcm's controller stops at this validation and creates or updates no ServiceSet until the spec changes",
+                    c.type_(),
+                    c.message()
+                ),
+                hint: format!(
+                    "kubectl get multiclusterservice {name} -o yaml > {name}.yaml && kubectl ksm lint {name}.yaml"
+                ),
+            }));
+            return view;
+        }
+        if let Some(c) = meta
+            .condition(COND_MCS_DEPENDENCY_READY)
+            .filter(|c| c.status() == "Unknown")
+        {
+            view.findings.push(self.push(Finding {
+                severity: Severity::Warning,
+                code: codes::MCS_BLOCKED,
+                object: meta.id(),
+                chain: vec![disp.clone()],
+                message: format!(
+                    "MultiClusterService {name}: kcm could not check its dependencies ({}): {}",
+                    c.reason(),
+                    c.message()
+                ),
+                hint: hint.clone(),
+            }));
+        }
+        for t in ServiceSource(mcs)
+            .matching_clusters()
+            .filter(|t| t.reason() == REASON_MCS_DEPENDENCY_NOT_READY)
+        {
+            let mut chain = vec![disp.clone()];
+            let mut visited = HashSet::from([name.clone()]);
+            let waits = t.waiting_on();
+            let holds: Vec<(String, Hold)> = waits
+                .iter()
+                .map(|(dep, says)| {
+                    let h = self.dependency_hold(dep, t, &mut visited, &mut chain);
+                    (format!("{dep} (kcm: {says})"), h)
+                })
+                .collect();
+            let stuck = holds.iter().any(|(_, h)| h.stuck);
+            let waited = super::age_of(t.last_transition_time(), self.options.now)
+                .filter(|a| *a > self.options.stuck_after);
+            let (severity, state) = match (stuck, waited) {
+                (true, _) => (Severity::Error, "stuck".to_string()),
+                (false, Some(a)) => (
+                    Severity::Warning,
+                    format!("waiting for {}", crate::api::duration::format_coarse(a)),
+                ),
+                (false, None) => (Severity::Info, "waiting".to_string()),
+            };
+            let why = if holds.is_empty() {
+                format!("kcm says: {}", t.message())
+            } else {
+                holds
+                    .iter()
+                    .map(|(dep, h)| format!("{dep}: {}", h.text))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            let target = target_words(t);
+            view.findings.push(self.push(Finding {
+                severity,
+                code: codes::MCS_BLOCKED,
+                object: meta.id(),
+                chain,
+                message: format!(
+                    "MultiClusterService {name} is blocked on {target} ({state}): kcm creates or updates its ServiceSet there only once every service of each MultiClusterService it depends on is Deployed there. It waits on {why}"
+                ),
+                hint: format!(
+                    "kubectl get multiclusterservice {name} -o jsonpath='{{.status.matchingClusters}}'"
+                ),
+            }));
+        }
+        view
+    }
+
+    /// What holds MultiClusterService `dep` back on the target of `t`.
+    fn dependency_hold(
+        &self,
+        dep: &str,
+        t: MatchingCluster,
+        visited: &mut HashSet<String>,
+        chain: &mut Vec<String>,
+    ) -> Hold {
+        let waiting = |text: String| Hold { stuck: false, text };
+        let stuck = |text: String| Hold { stuck: true, text };
+        let Some(d) = self.snap.find(kinds::MULTI_CLUSTER_SERVICE.kind, "", dep) else {
+            return waiting(format!("MultiClusterService {dep} is not in the snapshot"));
+        };
+        let meta = Object(d);
+        chain.push(meta.display());
+        if let Some(c) = MCS_VALIDATIONS
+            .iter()
+            .find_map(|v| meta.condition(v).filter(|c| c.status() == "False"))
+        {
+            return stuck(format!(
+                "it is not reconciled ({}=False: {}), so it never deploys there",
+                c.type_(),
+                c.message()
+            ));
+        }
+        let set = self
+            .snap
+            .all(kinds::SERVICE_SET.kind)
+            .iter()
+            .map(|s| ServiceSet(s))
+            .find(|s| {
+                str_at(s.0, "/spec/multiClusterService") == dep
+                    && if t.is_management() {
+                        s.cluster().is_empty()
+                    } else {
+                        s.namespace() == t.namespace() && s.cluster() == t.name()
+                    }
+            });
+        let Some(set) = set else {
+            // Its own ServiceSet is not there: is it blocked there too?
+            let own = ServiceSource(d)
+                .matching_clusters()
+                .find(|o| same_target(*o, t))
+                .filter(|o| o.reason() == REASON_MCS_DEPENDENCY_NOT_READY);
+            let Some(own) = own else {
+                return waiting("its ServiceSet for this cluster does not exist yet".into());
+            };
+            if !visited.insert(dep.to_string()) {
+                return stuck("its dependencies come back to it (a cycle)".into());
+            }
+            let inner: Vec<(String, Hold)> = own
+                .waiting_on()
+                .iter()
+                .map(|(next, says)| {
+                    (
+                        format!("{next} (kcm: {says})"),
+                        self.dependency_hold(next, own, visited, chain),
+                    )
+                })
+                .collect();
+            let is_stuck = inner.iter().any(|(_, h)| h.stuck);
+            let words: Vec<String> = inner
+                .iter()
+                .map(|(n, h)| format!("{n}: {}", h.text))
+                .collect();
+            return Hold {
+                stuck: is_stuck,
+                text: format!(
+                    "its ServiceSet for this cluster does not exist: it is blocked there itself, waiting on {}",
+                    words.join("; ")
+                ),
+            };
+        };
+        chain.push(set.meta().display());
+        let mut stuck_parts = Vec::new();
+        let mut waiting_parts = Vec::new();
+        let services = ServiceSource(d).services();
+        let keyed: Vec<crate::core::dependencies::Service> = services
+            .iter()
+            .map(|s| crate::core::dependencies::Service {
+                key: service_key(str_at(s, "/namespace"), str_at(s, "/name")),
+                depends_on: crate::api::meta::items_at(s, "/dependsOn")
+                    .iter()
+                    .map(|e| service_key(str_at(e, "/namespace"), str_at(e, "/name")))
+                    .collect(),
+                disabled: s.get("disable").and_then(Value::as_bool) == Some(true),
+            })
+            .collect();
+        let never = crate::core::dependencies::never_satisfied(&keyed);
+        for (i, svc) in services.iter().enumerate() {
+            let (ns, n) = keyed[i].key;
+            let k = format!("{ns}/{n}");
+            let status = set
+                .service_statuses()
+                .find(|s| service_key(s.namespace(), s.name()) == (ns, n));
+            // Deployed before it (or its dependency) was disabled: kcm counts it.
+            if status.is_some_and(|st| st.state() == "Deployed") {
+                continue;
+            }
+            if svc.get("disable").and_then(Value::as_bool) == Some(true) {
+                stuck_parts.push(format!("{k} is disabled (kcm never deploys it)"));
+                continue;
+            }
+            if let Some((_, (dns, dn))) = never.iter().find(|((j, _), _)| *j == i) {
+                stuck_parts.push(format!("{k} waits on the disabled {dns}/{dn}"));
+                continue;
+            }
+            match status {
+                Some(st) if st.state() == "Failed" => {
+                    stuck_parts.push(if st.failure_message().is_empty() {
+                        format!("{k} is Failed")
+                    } else {
+                        format!("{k} is Failed: {}", st.failure_message())
+                    })
+                }
+                Some(st) => waiting_parts.push(format!(
+                    "{k} is {}",
+                    if st.state().is_empty() {
+                        "without a state"
+                    } else {
+                        st.state()
+                    }
+                )),
+                None => waiting_parts.push(format!("{k} is not in its ServiceSet yet")),
+            }
+        }
+        let at = format!("in ServiceSet {}/{}", set.namespace(), set.name());
+        if !stuck_parts.is_empty() {
+            stuck(format!(
+                "{at}, {} (a failed or disabled service blocks its dependents until it is Deployed)",
+                stuck_parts.join(", ")
+            ))
+        } else if !waiting_parts.is_empty() {
+            waiting(format!("{at}, {}", waiting_parts.join(", ")))
+        } else {
+            waiting(format!(
+                "{at}, every service is Deployed now: kcm unblocks on its next reconcile"
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::super::{Options, diagnose};
+    use crate::diag::Severity;
+
+    fn options() -> Options {
+        Options {
+            now: "2026-11-21T12:00:00Z".parse().unwrap(),
+            stuck_after: Duration::from_secs(600),
+            namespace: None,
+            service_set: None,
+            secrets_collected: false,
+            unread: Vec::new(),
+        }
+    }
+
+    fn base(state: &str) -> Vec<serde_json::Value> {
+        vec![
+            json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "MultiClusterService",
+                "metadata": {"name": "base"},
+                "spec": {"clusterSelector": {"matchLabels": {"group": "demo"}},
+                    "serviceSpec": {"services": [{"name": "cert-manager", "namespace": "cert-manager", "template": "cm"}]}}}),
+            json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceSet",
+                "metadata": {"name": "dev-1a2b3c4d", "namespace": "kcm-system"},
+                "spec": {"cluster": "dev", "multiClusterService": "base", "provider": {"name": "x"},
+                    "services": [{"name": "cert-manager", "namespace": "cert-manager", "template": "cm"}]},
+                "status": {"services": [{"name": "cert-manager", "namespace": "cert-manager", "state": state,
+                    "failureMessage": if state == "Failed" { "boom" } else { "" },
+                    "lastStateTransitionTime": "2026-11-21T11:59:00Z"}]}}),
+            json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "MultiClusterService",
+                "metadata": {"name": "apps"},
+                "spec": {"dependsOn": ["base"], "clusterSelector": {"matchLabels": {"group": "demo"}}},
+                "status": {"matchingClusters": [{"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ClusterDeployment",
+                    "name": "dev", "namespace": "kcm-system", "deployed": false,
+                    "reason": "MultiClusterServiceDependencyNotReady",
+                    "lastTransitionTime": "2026-11-21T11:58:00Z",
+                    "message": "skipping create/update of ServiceSet for matching cluster kcm-system/dev: waiting on base (0/1 services deployed)"}]}}),
+        ]
+    }
+
+    #[test]
+    fn a_blocked_target_names_the_dependency_waiting_or_stuck() {
+        let r = diagnose(&base("Provisioning"), &options());
+        let f: Vec<_> = r.findings.iter().filter(|d| d.code == "KSM635").collect();
+        assert_eq!(f.len(), 1, "{:?}", r.findings);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].message.contains(
+                "MultiClusterService apps is blocked on ClusterDeployment kcm-system/dev (waiting)"
+            ),
+            "{}",
+            f[0].message
+        );
+        assert!(f[0].message.contains("base (kcm: 0/1 services deployed): in ServiceSet kcm-system/dev-1a2b3c4d, cert-manager/cert-manager is Provisioning"), "{}", f[0].message);
+        let r = diagnose(&base("Failed"), &options());
+        let f: Vec<_> = r.findings.iter().filter(|d| d.code == "KSM635").collect();
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("(stuck)")
+                && f[0]
+                    .message
+                    .contains("cert-manager/cert-manager is Failed: boom"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(r.multi_cluster_services.len(), 2);
+    }
+
+    #[test]
+    fn a_failed_validation_stops_everything() {
+        let mcs = json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "MultiClusterService",
+            "metadata": {"name": "a", "generation": 2},
+            "spec": {"dependsOn": ["a"]},
+            "status": {"conditions": [{"type": "MultiClusterServiceDependencyValidation", "status": "False",
+                "reason": "Failed", "observedGeneration": 2,
+                "message": "failed MCS dependency cycle validation: dependency cycle detected at /a"}]}});
+        let r = diagnose(&[mcs], &options());
+        assert_eq!(r.findings.len(), 1);
+        assert_eq!(r.findings[0].code, "KSM636");
+        assert!(r.findings[0].message.contains(
+            "MultiClusterServiceDependencyValidation=False: failed MCS dependency cycle validation"
+        ));
+    }
+}
