@@ -83,15 +83,7 @@ fn two_replicas_one_leads_the_other_takes_over_when_it_dies() {
         taken["spec"]["leaseTransitions"].as_i64(),
         held["spec"]["leaseTransitions"].as_i64().map(|t| t + 1)
     );
-    let mut set = c.set(SET).unwrap();
-    set["spec"]["services"].as_array_mut().unwrap().pop();
-    c.kube.merge(
-        &SERVICE_SET,
-        NS,
-        SET,
-        &json!({"spec": {"services": set["spec"]["services"]}}),
-        "manager",
-    );
+    c.remove_last_service();
     c.converged(SET, 4, standby);
     c.assert_matches_render(SET);
 

@@ -153,6 +153,7 @@ fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
             retry: super::RetryDelays::default(),
             json_logs: false,
             shard: None,
+            watch_timeout: Duration::from_secs(290),
         },
         smps: smps.as_reader(),
         sets: Writer::<DynamicObject>::new(kinds.service_set.clone()).as_reader(),
@@ -402,4 +403,12 @@ fn retries_double_from_the_minimum_up_to_the_maximum() {
         ms(50),
         "no failure counts as the first"
     );
+}
+
+#[test]
+fn a_watch_timeout_is_whole_seconds_and_never_zero() {
+    assert_eq!(super::watch_timeout_seconds(Duration::from_secs(290)), 290);
+    assert_eq!(super::watch_timeout_seconds(Duration::from_millis(2500)), 2);
+    assert_eq!(super::watch_timeout_seconds(Duration::from_millis(300)), 1);
+    assert_eq!(super::watch_timeout_seconds(Duration::MAX), u32::MAX);
 }

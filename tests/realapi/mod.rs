@@ -618,23 +618,34 @@ impl RealApi {
         self.kubectl(&wait);
     }
 
-    /// Restarts kube-apiserver on the same port (etcd keeps the data) and waits until it is
-    /// ready again.
+    /// Restarts kube-apiserver on the same port (etcd keeps the data), or starts it again after
+    /// `stop_apiserver()`, and waits until it is ready.
     pub fn restart_apiserver(&self) {
+        self.signal_script(libc::SIGUSR1, "restarted");
+    }
+
+    /// Stops kube-apiserver (etcd keeps running) and waits until it has exited: the server is
+    /// down until `restart_apiserver()`.
+    pub fn stop_apiserver(&self) {
+        self.signal_script(libc::SIGUSR2, "stopped");
+    }
+
+    /// Sends the script a signal and waits for the line it prints when it has acted on it.
+    fn signal_script(&self, signal: libc::c_int, done: &str) {
         let mut p = self.process.lock().unwrap();
         // SAFETY: kill(2) on the script's pid, which is alive while we hold its stdin.
         let pid = p.child.id() as libc::pid_t;
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGUSR1) }, 0);
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
         let mut line = String::new();
         loop {
             line.clear();
             let n = p.stdout.read_line(&mut line).unwrap_or(0);
             assert!(
                 n > 0,
-                "the script exited during a restart:\n{}",
+                "the script exited before it printed `{done}`:\n{}",
                 self.script_log.lock().unwrap()
             );
-            if line.trim() == "restarted" {
+            if line.trim() == done {
                 break;
             }
         }

@@ -448,6 +448,20 @@ impl Cluster {
         self.kube.apply(&kinds::SERVICE_SET, &set, "manager");
     }
 
+    /// Removes the last service (podinfo-oci, a HelmRelease) from ServiceSet `SET`, as another
+    /// field manager; the ServiceSet as written.
+    pub fn remove_last_service(&self) -> Value {
+        let mut set = self.set(SET).unwrap();
+        set["spec"]["services"].as_array_mut().unwrap().pop();
+        self.kube.merge(
+            &kinds::SERVICE_SET,
+            NS,
+            SET,
+            &json!({"spec": {"services": set["spec"]["services"]}}),
+            "manager",
+        )
+    }
+
     pub fn provider_ready(&self, ready: bool) -> Value {
         self.kube.merge_status(
             &kinds::STATE_MANAGEMENT_PROVIDER,
@@ -693,6 +707,36 @@ impl Cluster {
             );
         }
     }
+}
+
+/// etcd's current revision (its v3 JSON gateway).
+pub fn etcd_revision(api: &RealApi) -> u64 {
+    // A range over one key that need not exist: the answer's header carries the revision.
+    let reply = etcd_post(api, "/v3/kv/range", &json!({"key": "a3NtLXRlc3Q="}));
+    reply["header"]["revision"]
+        .as_str()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("no revision in {reply}"))
+}
+
+/// Compacts etcd's history up to `revision` (physically: the old revisions are gone once it
+/// answers), so that a watch from an older version gets 410 Gone.
+pub fn etcd_compact(api: &RealApi, revision: u64) {
+    etcd_post(
+        api,
+        "/v3/kv/compaction",
+        &json!({"revision": revision.to_string(), "physical": true}),
+    );
+}
+
+fn etcd_post(api: &RealApi, path: &str, body: &Value) -> Value {
+    let url = format!("{}{path}", api.etcd_url());
+    let mut reply = ureq::post(&url)
+        .header("content-type", "application/json")
+        .send(body.to_string())
+        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    let text = reply.body_mut().read_to_string().unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("POST {url}: {e}: {text}"))
 }
 
 pub fn free_port() -> u16 {
