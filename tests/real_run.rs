@@ -3,7 +3,8 @@
 //! ServiceSet (create, Flux status, update, a service removed, field ownership as the server
 //! computes it, priority hand-over, deletion behind the finalizer, the SMP gone), then the
 //! proof, from the server's audit log, that deploy/'s RBAC is enough and that each verb it
-//! grants is there for a reason this test names.
+//! grants is there for a reason this test names. Once more with the adapter installed by
+//! `helm install` of charts/kubectl-ksm instead.
 
 mod realapi;
 mod realrun;
@@ -30,22 +31,57 @@ fn the_whole_lifecycle_as_deployed_by_kubectl_apply_k_under_the_service_accounts
         .into_iter()
         .find(|d| s(d, "/metadata/name") == NAME)
         .expect("deploy/ has the adapter's Deployment");
+    lifecycle(&c, &deployment);
+}
+
+/// The same, the adapter installed by `helm install` of charts/kubectl-ksm (generated from
+/// deploy/base/), which `helm uninstall` then removes.
+#[test]
+fn the_whole_lifecycle_as_installed_by_the_helm_chart_under_the_service_accounts_rbac() {
+    let Some(helm) = realapi::helm() else {
+        return;
+    };
+    let Some(c) = Cluster::start("lifecycle-helm", &[]) else {
+        return;
+    };
+    let deployment = c.install_chart(&helm);
+    assert_eq!(
+        deployment["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "Helm"
+    );
+    lifecycle(&c, &deployment);
+    helm.run(
+        Some(c.api.admin()),
+        &["uninstall", NAME, "--namespace", NS, "--wait"],
+    );
+    assert!(c.kube.get(&kinds::DEPLOYMENT, NS, NAME).is_none());
+    assert!(c.api.get("clusterrole", None, NAME).is_none());
+    assert!(
+        c.api
+            .get("role", Some(NS), "kubectl-ksm-leader-election")
+            .is_none()
+    );
+}
+
+/// The whole lifecycle with the adapter run as `deployment` (as the server stored it) says,
+/// then the RBAC proof.
+fn lifecycle(c: &Cluster, deployment: &Value) {
     c.seed();
     let sa = c.service_account();
     // Resyncs every 2 s: the steady states below span some.
-    let mut a = c.adapter(&deployment, "0", &sa, &["--resync", "2s"]);
+    let mut a = c.adapter(deployment, "0", &sa, &["--resync", "2s"]);
 
-    created(&c, &a);
-    flux_status_gives_the_states(&c, &a);
-    updated_and_a_service_removed(&c, &a);
-    field_ownership_as_the_server_computes_it(&c, &a);
-    priority_hand_over(&c, &a);
-    deleted_behind_the_finalizer(&c, &a);
-    provider_gone(&c, &a);
+    created(c, &a);
+    flux_status_gives_the_states(c, &a);
+    updated_and_a_service_removed(c, &a);
+    field_ownership_as_the_server_computes_it(c, &a);
+    priority_hand_over(c, &a);
+    deleted_behind_the_finalizer(c, &a);
+    provider_gone(c, &a);
 
     c.wait_answered(&a);
     assert_eq!(a.stop(), Some(0), "{}", a.log_text());
-    rbac_is_enough_and_every_verb_is_used(&c, &sa);
+    rbac_is_enough_and_every_verb_is_used(c, &sa);
 }
 
 /// The first reconcile: five objects applied, the finalizer and the status written, through

@@ -140,6 +140,71 @@ fn kubectl_missing() -> Option<String> {
         .clone()
 }
 
+/// The helm binary `scripts/kube-test-server build` cached (or KSM_KUBE_BIN_DIR's); where it
+/// is missing, the calling test says it is SKIPPED (and fails with CI=true) and gets None.
+pub fn helm() -> Option<Helm> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        let out = Command::new("python3")
+            .arg(root().join("scripts/kube-test-server"))
+            .args(["paths", "--json"])
+            .output()
+            .map_err(|e| format!("python3 cannot be run: {e}"))?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let why = stderr.lines().last().unwrap_or("binaries missing");
+            return Err(why.trim_start_matches("kube-test-server: ").to_string());
+        }
+        let paths: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+        Ok(PathBuf::from(paths["paths"]["helm"].as_str().unwrap()))
+    });
+    match found {
+        Ok(bin) => Some(Helm {
+            bin: bin.clone(),
+            home: Path::new(env!("CARGO_TARGET_TMPDIR")).join("helm-home"),
+        }),
+        Err(reason) => skip(reason),
+    }
+}
+
+/// The real helm, with its cache, config and data under the build directory (never the
+/// user's).
+pub struct Helm {
+    pub bin: PathBuf,
+    home: PathBuf,
+}
+
+impl Helm {
+    /// `helm` in the repository; as `user` on a server when given.
+    pub fn command(&self, user: Option<&User>) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        for (var, dir) in [
+            ("HELM_CACHE_HOME", "cache"),
+            ("HELM_CONFIG_HOME", "config"),
+            ("HELM_DATA_HOME", "data"),
+        ] {
+            cmd.env(var, self.home.join(dir));
+        }
+        if let Some(user) = user {
+            cmd.arg("--kubeconfig")
+                .arg(&user.kubeconfig)
+                .arg("--kube-context")
+                .arg(&user.context);
+        }
+        cmd.current_dir(ROOT);
+        cmd
+    }
+
+    /// Runs `helm ARGS` (as `user` when given) and returns its stdout; panics with helm's
+    /// stderr when it fails.
+    pub fn run(&self, user: Option<&User>, args: &[&str]) -> String {
+        checked(
+            self.command(user).args(args),
+            &format!("helm {}", args.join(" ")),
+        )
+    }
+}
+
 static SKIPPED: AtomicUsize = AtomicUsize::new(0);
 
 fn skip<T>(reason: &str) -> Option<T> {

@@ -414,6 +414,17 @@ impl Cluster {
         self.deployments()
     }
 
+    /// `helm install kubectl-ksm charts/kubectl-ksm -n kcm-system` as the admin, with the
+    /// chart's default values; the Deployment as the server stored it. (No `--wait`: with no
+    /// kubelet, no pod ever becomes ready.)
+    pub fn install_chart(&self, helm: &realapi::Helm) -> Value {
+        helm.run(
+            Some(self.api.admin()),
+            &["install", NAME, "charts/kubectl-ksm", "--namespace", NS],
+        );
+        self.deployment(NAME)
+    }
+
     /// The adapter's Deployments on the server, by name.
     pub fn deployments(&self) -> Vec<Value> {
         let mut d = self.kube.list(&kinds::DEPLOYMENT, NS);
