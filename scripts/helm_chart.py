@@ -157,8 +157,10 @@ image:
   tag: "{image["tag"]}"
   pullPolicy: {image["pullPolicy"]}
 
-# More arguments of `kubectl-ksm run`, after deploy/base's, e.g. a shard's
-#   - --watch-label-selector=sharding.fluxcd.io/key=shard1
+# More arguments of `kubectl-ksm run`, after deploy/base's, e.g.
+#   - --concurrency=16
+# (One release per cluster: its ClusterRole and StateManagementProvider have fixed names. For
+# shards, use deploy/sharded/.)
 extraArgs: []
 
 resources:
