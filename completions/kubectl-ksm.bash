@@ -792,7 +792,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__run)
-            opts="-v -n -h -V --provider --leader-elect --leader-election-namespace --leader-election-id --bind-address --source-timeout --resync --min-retry-delay --max-retry-delay --concurrency --watch-label-selector --log-format --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            opts="-v -n -h -V --provider --leader-elect --leader-election-namespace --leader-election-id --bind-address --source-timeout --resync --min-retry-delay --max-retry-delay --concurrency --watch-label-selector --log-format --watch-timeout --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -840,6 +840,10 @@ _kubectl__ksm() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "json text" -- "${cur}"))
+                    return 0
+                    ;;
+                --watch-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -186,6 +186,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l concurre
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l watch-label-selector -d 'Reconcile only the ServiceSets whose labels match (a shard, e.g. \'sharding.fluxcd.io/key in (shard1)\'; the replica for the rest: \'!sharding.fluxcd.io/key\'). The default Lease name then carries a hash of the selector: one leader per shard' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l log-format -d 'Log format' -r -f -a "json\t''
 text\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l watch-timeout -d 'How long each watch request lasts (its timeoutSeconds, whole seconds): the API server ends it then, and the adapter opens it again from the version it reached, without listing again. Lower it where a proxy between the adapter and the API server cuts longer requests' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"

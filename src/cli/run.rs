@@ -64,6 +64,12 @@ pub struct RunArgs {
     /// Log format
     #[arg(long, value_name = "FORMAT", default_value = "json", value_parser = ["json", "text"])]
     pub log_format: String,
+    /// How long each watch request lasts (its timeoutSeconds, whole seconds): the API server
+    /// ends it then, and the adapter opens it again from the version it reached, without
+    /// listing again. Lower it where a proxy between the adapter and the API server cuts
+    /// longer requests
+    #[arg(long, value_name = "DURATION", default_value = "290s", value_parser = crate::api::duration::flag)]
+    pub watch_timeout: Duration,
 }
 
 pub fn run(args: &RunArgs, global: &GlobalArgs, _io: &mut Io) -> CliResult {
@@ -93,6 +99,7 @@ pub fn run(args: &RunArgs, global: &GlobalArgs, _io: &mut Io) -> CliResult {
         },
         json_logs: args.log_format == "json",
         shard,
+        watch_timeout: args.watch_timeout,
     };
     controller::run(&global.cluster, opts).map_err(CliError::Fatal)?;
     Ok(EXIT_OK)

@@ -389,8 +389,22 @@ pub fn with_type(o: &DynamicObject, ar: &ApiResource) -> Value {
     v
 }
 
+/// The User-Agent of every request: the API server's audit log and its default field manager
+/// (the agent's first word) name this tool, as kubectl's requests name kubectl.
+pub fn user_agent() -> String {
+    format!(
+        "kubectl-ksm/{} ({}/{})",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    )
+}
+
 pub async fn load_config(args: &ClusterArgs) -> Result<Config, ClusterError> {
     let mut config = load_kubeconfig(args).await?;
+    if let Ok(agent) = ::http::HeaderValue::from_str(&user_agent()) {
+        config.headers.push((::http::header::USER_AGENT, agent));
+    }
     if let Some(t) = args.request_timeout {
         let t = (!t.is_zero()).then_some(t);
         config.read_timeout = t;

@@ -23,6 +23,15 @@ pub enum Applied {
     Failed(ReconcileError),
 }
 
+/// The merge patches (finalizer, status, suspension) name the adapter as their field manager,
+/// as its applies do, whatever the client's User-Agent.
+fn merge_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..PatchParams::default()
+    }
+}
+
 fn sets(ctx: &Ctx, ns: &str) -> Api<DynamicObject> {
     Api::namespaced_with(ctx.client.clone(), ns, &ctx.kinds.service_set)
 }
@@ -55,7 +64,7 @@ pub async fn apply(
             "status": adapter::merge_diff(&old, &plan.status)});
         ctx.metrics.write("status");
         match sets(ctx, ns)
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .patch_status(name, &merge_params(), &Patch::Merge(&patch))
             .await
         {
             Ok(mut reply) => {
@@ -121,7 +130,7 @@ pub async fn apply(
         ctx.metrics.write("suspend");
         let patch = json!({"metadata": {"uid": d.uid}, "spec": {"suspend": true}});
         match api
-            .patch(&d.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .patch(&d.name, &merge_params(), &Patch::Merge(&patch))
             .await
         {
             Ok(_) => {
@@ -224,7 +233,7 @@ async fn patch_set(
     match sets(ctx, ns)
         .patch(
             name,
-            &PatchParams::default(),
+            &merge_params(),
             &Patch::Merge(&json!({"metadata": metadata})),
         )
         .await

@@ -22,6 +22,14 @@ const LEASE_DURATION: Duration = Duration::from_secs(15);
 const RENEW_DEADLINE: Duration = Duration::from_secs(10);
 const RETRY_PERIOD: Duration = Duration::from_secs(2);
 
+/// The Lease's writes name the adapter as their field manager.
+fn post_params() -> PostParams {
+    PostParams {
+        field_manager: Some(crate::api::naming::FIELD_MANAGER.into()),
+        ..PostParams::default()
+    }
+}
+
 pub struct Elector {
     api: Api<DynamicObject>,
     ar: ApiResource,
@@ -85,7 +93,7 @@ impl Elector {
             let obj: DynamicObject =
                 serde_json::from_value(lease).map_err(kube::Error::SerdeError)?;
             self.metrics.write("lease");
-            return match self.api.create(&PostParams::default(), &obj).await {
+            return match self.api.create(&post_params(), &obj).await {
                 Ok(_) => Ok(true),
                 Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
                 Err(e) => Err(e),
@@ -122,11 +130,7 @@ impl Elector {
         lease["spec"]["renewTime"] = now.into();
         let obj: DynamicObject = serde_json::from_value(lease).map_err(kube::Error::SerdeError)?;
         self.metrics.write("lease");
-        match self
-            .api
-            .replace(&self.name, &PostParams::default(), &obj)
-            .await
-        {
+        match self.api.replace(&self.name, &post_params(), &obj).await {
             Ok(_) => Ok(true),
             Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
             Err(e) => Err(e),
@@ -204,11 +208,7 @@ impl Elector {
             return;
         };
         self.metrics.write("lease");
-        match self
-            .api
-            .replace(&self.name, &PostParams::default(), &obj)
-            .await
-        {
+        match self.api.replace(&self.name, &post_params(), &obj).await {
             Ok(_) => info!("leader election: lease released"),
             Err(e) => warn!(error = %e, "leader election: cannot release the lease"),
         }

@@ -74,6 +74,9 @@ pub struct Options {
     /// `--watch-label-selector`, with the `sharding.fluxcd.io/key` label). Every ServiceSet is
     /// still cached, so that decisions across ServiceSets see them all.
     pub shard: Option<Shard>,
+    /// The timeoutSeconds of every watch request: the API server ends each watch after this
+    /// long, and the watch resumes from the version it reached.
+    pub watch_timeout: Duration,
 }
 
 /// The retries of a ServiceSet whose reconcile failed (Flux's `--min-retry-delay` and
@@ -401,7 +404,9 @@ async fn control(
     health: Arc<http::Health>,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), String> {
-    let wc = watcher::Config::default().page_size(cluster::PAGE_SIZE);
+    let wc = watcher::Config::default()
+        .page_size(cluster::PAGE_SIZE)
+        .timeout(watch_timeout_seconds(opts.watch_timeout));
     let written = Arc::new(Written::default());
     let (templates, tpl_stream) = reflect(&client, &kinds.template, wc.clone(), watch::slim);
 
@@ -666,6 +671,12 @@ async fn control(
     }
     health.ready.store(false, Ordering::Relaxed);
     Ok(())
+}
+
+/// A watch's timeoutSeconds: whole seconds, at least one (zero would ask the server for its
+/// own, much longer, timeout).
+fn watch_timeout_seconds(d: Duration) -> u32 {
+    u32::try_from(d.as_secs()).unwrap_or(u32::MAX).max(1)
 }
 
 /// Drops the kept replies of the writes that a watch event shows have reached the cache.

@@ -153,6 +153,7 @@ fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
             retry: super::RetryDelays::default(),
             json_logs: false,
             shard: None,
+            watch_timeout: Duration::from_secs(290),
         },
         smps: smps.as_reader(),
         sets: Writer::<DynamicObject>::new(kinds.service_set.clone()).as_reader(),
@@ -211,6 +212,14 @@ async fn a_new_service_set_gets_the_finalizer_then_its_status_then_its_helm_rele
             call["body"],
             json!({"metadata": {"finalizers": [FINALIZER], "resourceVersion": "1"}})
         );
+        // Every write names the adapter as its field manager, the merge patches too (the API
+        // server would otherwise record them under the client's User-Agent).
+        assert!(
+            call["query"]
+                .as_str()
+                .unwrap()
+                .contains("fieldManager=kubectl-ksm")
+        );
         let call = server
             .expect(
                 "PATCH",
@@ -224,6 +233,12 @@ async fn a_new_service_set_gets_the_finalizer_then_its_status_then_its_helm_rele
             "the finalizer's version"
         );
         assert_eq!(call["body"]["status"]["services"][0]["state"], "Pending");
+        assert!(
+            call["query"]
+                .as_str()
+                .unwrap()
+                .contains("fieldManager=kubectl-ksm")
+        );
         let hr = helm_release(&set);
         let call = server
             .expect("PATCH", &format!("{HR}/dev-ingress"), 200, hr)
@@ -388,4 +403,12 @@ fn retries_double_from_the_minimum_up_to_the_maximum() {
         ms(50),
         "no failure counts as the first"
     );
+}
+
+#[test]
+fn a_watch_timeout_is_whole_seconds_and_never_zero() {
+    assert_eq!(super::watch_timeout_seconds(Duration::from_secs(290)), 290);
+    assert_eq!(super::watch_timeout_seconds(Duration::from_millis(2500)), 2);
+    assert_eq!(super::watch_timeout_seconds(Duration::from_millis(300)), 1);
+    assert_eq!(super::watch_timeout_seconds(Duration::MAX), u32::MAX);
 }

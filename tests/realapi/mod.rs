@@ -94,7 +94,22 @@ pub fn shared() -> Option<&'static RealApi> {
 
 /// A server of the caller's own, stopped when dropped; None as for `shared()`.
 pub fn dedicated() -> Option<RealApi> {
-    match RealApi::start("dedicated") {
+    dedicated_with(&Options::default())
+}
+
+/// What a dedicated server is started with beyond the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// kube-apiserver writes an audit log of every request (`RealApi::audit`).
+    pub audit: bool,
+    /// More kube-apiserver flags (`--name=value`), kept across `restart_apiserver()`.
+    pub apiserver_args: Vec<String>,
+}
+
+/// A server of the caller's own with these options, stopped when dropped; None as for
+/// `shared()`.
+pub fn dedicated_with(options: &Options) -> Option<RealApi> {
+    match RealApi::start_with("dedicated", options) {
         Ok(server) => Some(server),
         Err(reason) => skip(&reason),
     }
@@ -126,6 +141,71 @@ fn kubectl_missing() -> Option<String> {
             }
         })
         .clone()
+}
+
+/// The helm binary `scripts/kube-test-server build` cached (or KSM_KUBE_BIN_DIR's); where it
+/// is missing, the calling test says it is SKIPPED (and fails with CI=true) and gets None.
+pub fn helm() -> Option<Helm> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        let out = Command::new("python3")
+            .arg(root().join("scripts/kube-test-server"))
+            .args(["paths", "--json"])
+            .output()
+            .map_err(|e| format!("python3 cannot be run: {e}"))?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let why = stderr.lines().last().unwrap_or("binaries missing");
+            return Err(why.trim_start_matches("kube-test-server: ").to_string());
+        }
+        let paths: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+        Ok(PathBuf::from(paths["paths"]["helm"].as_str().unwrap()))
+    });
+    match found {
+        Ok(bin) => Some(Helm {
+            bin: bin.clone(),
+            home: Path::new(env!("CARGO_TARGET_TMPDIR")).join("helm-home"),
+        }),
+        Err(reason) => skip(reason),
+    }
+}
+
+/// The real helm, with its cache, config and data under the build directory (never the
+/// user's).
+pub struct Helm {
+    pub bin: PathBuf,
+    home: PathBuf,
+}
+
+impl Helm {
+    /// `helm` in the repository; as `user` on a server when given.
+    pub fn command(&self, user: Option<&User>) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        for (var, dir) in [
+            ("HELM_CACHE_HOME", "cache"),
+            ("HELM_CONFIG_HOME", "config"),
+            ("HELM_DATA_HOME", "data"),
+        ] {
+            cmd.env(var, self.home.join(dir));
+        }
+        if let Some(user) = user {
+            cmd.arg("--kubeconfig")
+                .arg(&user.kubeconfig)
+                .arg("--kube-context")
+                .arg(&user.context);
+        }
+        cmd.current_dir(ROOT);
+        cmd
+    }
+
+    /// Runs `helm ARGS` (as `user` when given) and returns its stdout; panics with helm's
+    /// stderr when it fails.
+    pub fn run(&self, user: Option<&User>, args: &[&str]) -> String {
+        checked(
+            self.command(user).args(args),
+            &format!("helm {}", args.join(" ")),
+        )
+    }
 }
 
 static SKIPPED: AtomicUsize = AtomicUsize::new(0);
@@ -232,6 +312,10 @@ impl User {
 
 impl RealApi {
     fn start(kind: &str) -> Result<RealApi, String> {
+        Self::start_with(kind, &Options::default())
+    }
+
+    fn start_with(kind: &str, options: &Options) -> Result<RealApi, String> {
         if let Some(reason) = kubectl_missing() {
             return Err(reason);
         }
@@ -251,6 +335,12 @@ impl RealApi {
             .stderr(Stdio::piped());
         if std::env::var_os("KSM_REAL_API_KEEP").is_some() {
             cmd.arg("--keep");
+        }
+        if options.audit {
+            cmd.arg("--audit");
+        }
+        for flag in &options.apiserver_args {
+            cmd.arg(format!("--apiserver-arg={flag}"));
         }
         let mut child = match cmd.spawn() {
             Ok(child) => child,
@@ -367,6 +457,20 @@ impl RealApi {
         &self.env
     }
 
+    /// The audit log so far (`Options::audit`): one JSON event per request and stage
+    /// (RequestReceived, then ResponseComplete with `responseStatus.code`), in the order
+    /// kube-apiserver wrote them. Panics when the server was started without `audit`.
+    pub fn audit(&self) -> Vec<Value> {
+        let path = self.env["logs"]["audit"]
+            .as_str()
+            .expect("a server started with Options { audit: true, .. }");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        // The last line may be in the middle of being written.
+        text.lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
     /// The last lines of kube-apiserver's log.
     pub fn apiserver_log_tail(&self, lines: usize) -> String {
         let path = self.env["logs"]["kube-apiserver"].as_str().unwrap();
@@ -420,7 +524,12 @@ impl RealApi {
             .trim()
             .to_string();
         let ca = std::fs::read(self.ca()).unwrap();
-        let path = self.dir.join(format!("sa-{namespace}-{name}.kubeconfig"));
+        // A kubeconfig per call: each holds a token of its own (two replicas of one service
+        // account are told apart by their tokens' credential ids).
+        let path = self.dir.join(format!(
+            "{}.kubeconfig",
+            self.unique(&format!("sa-{namespace}-{name}"))
+        ));
         let config = json!({
             "apiVersion": "v1", "kind": "Config",
             "clusters": [{"name": "real", "cluster": {
@@ -605,23 +714,34 @@ impl RealApi {
         }
     }
 
-    /// Restarts kube-apiserver on the same port (etcd keeps the data) and waits until it is
-    /// ready again.
+    /// Restarts kube-apiserver on the same port (etcd keeps the data), or starts it again after
+    /// `stop_apiserver()`, and waits until it is ready.
     pub fn restart_apiserver(&self) {
+        self.signal_script(libc::SIGUSR1, "restarted");
+    }
+
+    /// Stops kube-apiserver (etcd keeps running) and waits until it has exited: the server is
+    /// down until `restart_apiserver()`.
+    pub fn stop_apiserver(&self) {
+        self.signal_script(libc::SIGUSR2, "stopped");
+    }
+
+    /// Sends the script a signal and waits for the line it prints when it has acted on it.
+    fn signal_script(&self, signal: libc::c_int, done: &str) {
         let mut p = self.process.lock().unwrap();
         // SAFETY: kill(2) on the script's pid, which is alive while we hold its stdin.
         let pid = p.child.id() as libc::pid_t;
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGUSR1) }, 0);
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
         let mut line = String::new();
         loop {
             line.clear();
             let n = p.stdout.read_line(&mut line).unwrap_or(0);
             assert!(
                 n > 0,
-                "the script exited during a restart:\n{}",
+                "the script exited before it printed `{done}`:\n{}",
                 self.script_log.lock().unwrap()
             );
-            if line.trim() == "restarted" {
+            if line.trim() == done {
                 break;
             }
         }
