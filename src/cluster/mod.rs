@@ -284,24 +284,48 @@ impl Cluster {
         namespace: Option<&str>,
         selector: Option<&str>,
     ) -> Result<Vec<Value>, ClusterError> {
+        self.runtime
+            .block_on(self.list_pages(ar, caps, namespace, selector))
+    }
+
+    /// `list_selected` as a future, so that lists of several kinds can be in flight at once.
+    async fn list_pages(
+        &self,
+        ar: &ApiResource,
+        caps: &ApiCapabilities,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<Vec<Value>, ClusterError> {
         let api: Api<DynamicObject> = match (caps.scope.clone(), namespace) {
             (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, ar),
             _ => Api::all_with(self.client.clone(), ar),
         };
         let selector = selector.filter(|s| !s.is_empty()).map(str::to_string);
-        let items = self.paginate(&format!("list {}", ar.plural), |lp| {
-            let api = api.clone();
-            let lp = match &selector {
-                Some(s) => lp.labels(s),
-                None => lp,
-            };
-            async move { api.list(&lp).await }
-        })?;
+        let items = self
+            .pages(&format!("list {}", ar.plural), |lp| {
+                let api = api.clone();
+                let lp = match &selector {
+                    Some(s) => lp.labels(s),
+                    None => lp,
+                };
+                async move { api.list(&lp).await }
+            })
+            .await?;
         Ok(items.into_iter().map(|o| with_type(&o, ar)).collect())
     }
 
     /// Every page of a list (`limit` + `continue`), one request per page.
     fn paginate<T, F, Fut>(&self, what: &str, fetch: F) -> Result<Vec<T>, ClusterError>
+    where
+        T: Clone,
+        F: Fn(ListParams) -> Fut,
+        Fut: std::future::Future<Output = kube::Result<kube::core::ObjectList<T>>>,
+    {
+        self.runtime.block_on(self.pages(what, fetch))
+    }
+
+    /// The pages of a list, one request after the other, each bounded by the request timeout.
+    async fn pages<T, F, Fut>(&self, what: &str, fetch: F) -> Result<Vec<T>, ClusterError>
     where
         T: Clone,
         F: Fn(ListParams) -> Fut,
@@ -314,7 +338,13 @@ impl Cluster {
             if let Some(t) = &token {
                 lp = lp.continue_token(t);
             }
-            let page = self.wait(what, fetch(lp))?;
+            let page = match self.timeout {
+                None => fetch(lp).await,
+                Some(t) => tokio::time::timeout(t, fetch(lp))
+                    .await
+                    .map_err(|_| timed_out(&self.server, what, t))?,
+            }
+            .map_err(|e| explain(&self.server, what, e))?;
             out.extend(page.items);
             token = page.metadata.continue_.filter(|t| !t.is_empty());
             if token.is_none() {
@@ -614,34 +644,42 @@ impl Cluster {
                 kinds::HELM_RELEASE.group
             ));
         }
+        let mut wanted = Vec::new();
         for (kind, everywhere) in DOCTOR_KINDS {
-            let (group, kind) = (kind.group, kind.kind);
-            let Some((ar, caps)) = self.resource(group, kind) else {
+            let Some((ar, caps)) = self.resource(kind.group, kind.kind) else {
                 // A whole provider's group absent is said once, above.
+                let group = kind.group;
                 let said = (group == kinds::PROFILE.group && !sveltos)
                     || ((group == kinds::HELM_RELEASE.group
                         || group == kinds::KUSTOMIZATION.group)
                         && !flux);
                 if !said {
                     notes.push(format!(
-                        "the cluster does not serve {kind} ({group}): nothing of that kind to follow"
+                        "the cluster does not serve {} ({group}): nothing of that kind to follow",
+                        kind.kind
                     ));
                 }
                 continue;
             };
             let ns = if *everywhere { None } else { namespace };
-            match self.list(&ar, &caps, ns) {
+            wanted.push((*kind, ar, caps, ns));
+        }
+        // Every kind's list at once (each one list, its pages one after the other): the
+        // server serves one while the client decodes another.
+        let lists = self.runtime.block_on(futures::future::join_all(
+            wanted
+                .iter()
+                .map(|(_, ar, caps, ns)| self.list_pages(ar, caps, *ns, None)),
+        ));
+        for ((kind, ..), listed) in wanted.iter().zip(lists) {
+            match listed {
                 Ok(items) => objects.extend(items),
                 // Without ServiceSets there is nothing to diagnose; any other kind only
                 // stops the chains that lead to it.
-                Err(e) if e.forbidden() && kind != kinds::SERVICE_SET.kind => {
-                    let k = DOCTOR_KINDS
-                        .iter()
-                        .map(|(k, _)| *k)
-                        .find(|k| k.kind == kind);
+                Err(e) if e.forbidden() && kind.kind != kinds::SERVICE_SET.kind => {
                     notes.push(format!("{}: not followed", e.message));
                     let why = e.api_message.unwrap_or(e.message);
-                    unread.extend(k.map(|k| (k, why)));
+                    unread.push((*kind, why));
                 }
                 Err(e) => return Err(e),
             }
