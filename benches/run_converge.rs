@@ -238,6 +238,25 @@ enum Convergence<'a> {
 }
 
 impl Convergence<'_> {
+    /// How far it is (the real server's counts; the fake one says only whether it is done).
+    fn progress(&self) -> String {
+        match self {
+            Convergence::Fake(..) => "not yet converged".to_string(),
+            Convergence::Real {
+                want,
+                sets,
+                helm,
+                kustomize,
+            } => format!(
+                "{} of {} ServiceSets converged, {} of {} Flux objects",
+                sets.get(),
+                want.0,
+                helm.get() + kustomize.get(),
+                want.1
+            ),
+        }
+    }
+
     fn done(&self) -> bool {
         match self {
             Convergence::Fake(server, sets, services) => converged(server, *sets, *services),
@@ -323,7 +342,14 @@ struct AdapterRun {
     steady_rss_kib: u64,
 }
 
-fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> AdapterRun {
+/// `limit`: how long the adapter may take to converge before the bench gives up.
+fn run_adapter(
+    bin: &Path,
+    seed: &[Value],
+    sets: usize,
+    services: usize,
+    limit: Duration,
+) -> AdapterRun {
     let server = server(seed);
     let dir = std::env::temp_dir().join(format!("ksm-bench-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -366,12 +392,22 @@ fn run_adapter(bin: &Path, seed: &[Value], sets: usize, services: usize) -> Adap
         .expect("start the adapter");
     let mut child = Group(child);
     let child_id = child.0.id();
+    let mut said = Instant::now();
     while !convergence.done() {
         assert!(
-            started.elapsed() < Duration::from_secs(600),
-            "not converged after 10 minutes; see {}",
+            started.elapsed() < limit,
+            "not converged after {limit:?} ({}); see {}",
+            convergence.progress(),
             dir.join("adapter.log").display()
         );
+        if said.elapsed() >= Duration::from_secs(30) {
+            eprintln!(
+                "{:.0} s: {}",
+                started.elapsed().as_secs_f64(),
+                convergence.progress()
+            );
+            said = Instant::now();
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     let wall = started.elapsed();
@@ -596,7 +632,14 @@ fn main() {
 
     let concurrency = env_usize("KSM_BENCH_CONCURRENCY", 8);
     let (plain_wall, plain_writes) = run_plain(&seed, services, concurrency);
-    let run = run_adapter(&bin, &seed, sets, services);
+    eprintln!(
+        "plain client: {:.2} s, {plain_writes} writes",
+        plain_wall.as_secs_f64()
+    );
+    // The adapter may take ten times the plain client (at least ten minutes) before the bench
+    // gives up on it.
+    let limit = (plain_wall * 10).max(Duration::from_secs(600));
+    let run = run_adapter(&bin, &seed, sets, services, limit);
 
     let per_min = run.steady_writes as f64 * 60.0 / run.steady.as_secs_f64();
     println!(
