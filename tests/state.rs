@@ -1,5 +1,5 @@
 //! Tests of the service-state mapping: one per rule and per reason, on the example objects of
-//! /work/main/testdata/objects (JSON copies in testdata/) and small json! objects.
+//! testdata/objects (JSON copies in testdata/) and small json! objects.
 
 use std::time::Duration;
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Generates /work/main/testdata/doctor/<case>/{dump.yaml,README} for `kubectl ksm doctor --from`.
+"""Generates testdata/doctor/<case>/{dump.yaml,README} for `kubectl ksm doctor --from`.
 
 Every dump is judged with `--now 2026-11-21T12:00:00Z` (and the default `--stuck-after 10m`).
 A dump is what `kubectl get <the kinds below> -A -o yaml` saves: one `kind: List` (the case
 multi-problem is saved as several plain documents instead). Objects are written the way the API
 server returns them: server-set metadata, CRD defaults applied, keys sorted, no managedFields.
 
-Facts: /work/shared/domain.md (sections 1-3), /work/scratch/render-spec.md, the controllers'
+Facts: the project's kcm and Flux domain notes (sections 1-3) and render spec, the controllers'
 sources (kcm 8373a241, helm-controller 0f61a860, kustomize-controller 186fb3b2); the Flux
 adapter's naming/labels follow the render fixtures (testdata/render/*/output.snap).
 
