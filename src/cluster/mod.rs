@@ -169,11 +169,19 @@ impl Cluster {
         what: &str,
         request: impl std::future::Future<Output = kube::Result<T>>,
     ) -> Result<T, ClusterError> {
+        self.runtime.block_on(self.bounded(what, request))
+    }
+
+    /// One request, bounded by the request timeout, its failure in kubectl's words.
+    async fn bounded<T>(
+        &self,
+        what: &str,
+        request: impl std::future::Future<Output = kube::Result<T>>,
+    ) -> Result<T, ClusterError> {
         let result = match self.timeout {
-            None => self.runtime.block_on(request),
-            Some(t) => self
-                .runtime
-                .block_on(async { tokio::time::timeout(t, request).await })
+            None => request.await,
+            Some(t) => tokio::time::timeout(t, request)
+                .await
                 .map_err(|_| timed_out(&self.server, what, t))?,
         };
         result.map_err(|e| explain(&self.server, what, e))
@@ -338,13 +346,7 @@ impl Cluster {
             if let Some(t) = &token {
                 lp = lp.continue_token(t);
             }
-            let page = match self.timeout {
-                None => fetch(lp).await,
-                Some(t) => tokio::time::timeout(t, fetch(lp))
-                    .await
-                    .map_err(|_| timed_out(&self.server, what, t))?,
-            }
-            .map_err(|e| explain(&self.server, what, e))?;
+            let page = self.bounded(what, fetch(lp)).await?;
             out.extend(page.items);
             token = page.metadata.continue_.filter(|t| !t.is_empty());
             if token.is_none() {
