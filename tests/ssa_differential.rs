@@ -39,20 +39,17 @@ impl Target {
             name: "fake",
             base: server.url(),
             token: None,
-            agent: agent(None),
+            agent: agent(),
         }
     }
 
     fn real(api: &realapi::RealApi) -> Target {
-        let pem = std::fs::read(api.ca()).unwrap();
-        let ca = ureq::tls::Certificate::from_pem(&pem).unwrap();
         Target {
             name: "real",
             base: api.url().to_string(),
-            token: api.env()["users"]["admin"]["token"]
-                .as_str()
-                .map(str::to_string),
-            agent: agent(Some(ca)),
+            token: Some(api.admin_token().to_string()),
+            // A guard against a hang; every request here is answered at once.
+            agent: api.http_agent(Some(Duration::from_secs(120))),
         }
     }
 
@@ -83,16 +80,13 @@ impl Target {
     }
 }
 
-fn agent(ca: Option<ureq::tls::Certificate<'static>>) -> ureq::Agent {
-    let mut config = ureq::Agent::config_builder()
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
         .http_status_as_error(false)
         // A guard against a hang; every request here is answered at once.
-        .timeout_global(Some(Duration::from_secs(120)));
-    if let Some(ca) = ca {
-        let roots = ureq::tls::RootCerts::new_with_certs(&[ca]);
-        config = config.tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build());
-    }
-    config.build().into()
+        .timeout_global(Some(Duration::from_secs(120)))
+        .build()
+        .into()
 }
 
 /// A small, seeded generator (xorshift64*): the same seed, the same steps.

@@ -27,7 +27,6 @@ pub struct Real {
     pub api: RealApi,
     base: String,
     token: String,
-    ca: Vec<u8>,
     /// The counters at the last `clear_requests`.
     last: Mutex<Metrics>,
 }
@@ -48,16 +47,10 @@ impl Real {
         if !extra_crds.is_empty() {
             api.install_crds(extra_crds);
         }
-        let token = api.env()["users"]["admin"]["token"]
-            .as_str()
-            .expect("the admin's token")
-            .to_string();
-        let ca = std::fs::read(api.ca()).expect("the server's CA");
         Real {
             base: api.url().to_string(),
+            token: api.admin_token().to_string(),
             api,
-            token,
-            ca,
             last: Mutex::new(Metrics::default()),
         }
     }
@@ -85,14 +78,7 @@ impl Real {
     /// A client of its own (one keep-alive connection per thread that uses it); `timeout`
     /// None for watches.
     pub fn agent(&self, timeout: Option<Duration>) -> ureq::Agent {
-        let ca = ureq::tls::Certificate::from_pem(&self.ca).expect("CA PEM");
-        let roots = ureq::tls::RootCerts::new_with_certs(&[ca]);
-        ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(timeout)
-            .tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build())
-            .build()
-            .into()
+        self.api.http_agent(timeout)
     }
 
     /// One request as the admin; `url` is a path on the server or a whole URL.

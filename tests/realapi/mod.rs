@@ -447,6 +447,25 @@ impl RealApi {
         Path::new(self.env["ca"].as_str().unwrap())
     }
 
+    /// The admin's bearer token.
+    pub fn admin_token(&self) -> &str {
+        self.env["users"]["admin"]["token"].as_str().unwrap()
+    }
+
+    /// A plain HTTP client that trusts the server's CA and leaves status codes to the caller;
+    /// `timeout` bounds each request (None: unbounded, for watches).
+    pub fn http_agent(&self, timeout: Option<std::time::Duration>) -> ureq::Agent {
+        let pem = std::fs::read(self.ca()).unwrap();
+        let ca = ureq::tls::Certificate::from_pem(&pem).unwrap().to_owned();
+        let roots = ureq::tls::RootCerts::new_with_certs(&[ca]);
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(timeout)
+            .tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build())
+            .build()
+            .into()
+    }
+
     /// etcd's client URL (plain HTTP on loopback), for tests that act on the store itself.
     pub fn etcd_url(&self) -> &str {
         self.env["etcd"].as_str().unwrap()
