@@ -282,30 +282,14 @@ struct Phases {
 
 /// The resources whose requests are counted on the real server (its own background requests
 /// on other resources, leases for instance, are no one's here): what doctor and kubectl read.
-const COUNTED: [&str; 22] = [
-    "statemanagementproviders",
-    "servicesets",
-    "servicetemplates",
-    "helmreleases",
-    "kustomizations",
-    "helmcharts",
-    "helmrepositories",
-    "gitrepositories",
-    "ocirepositories",
-    "buckets",
-    "profiles",
-    "clusterprofiles",
-    "clustersummaries",
-    "clusterconfigurations",
-    "sveltosclusters",
-    "clusters",
-    "clusterdeployments",
-    "multiclusterservices",
-    "secrets",
-    "configmaps",
-    "deployments",
-    "customresourcedefinitions",
-];
+fn counted() -> Vec<&'static str> {
+    use kubectl_ksm::api::kinds::{CONFIG_MAP, CRD, DEPLOYMENT, SECRET};
+    kubectl_ksm::cluster::DOCTOR_KINDS
+        .iter()
+        .map(|(k, _)| k.plural)
+        .chain([SECRET, CONFIG_MAP, DEPLOYMENT, CRD].map(|k| k.plural))
+        .collect()
+}
 
 impl Server {
     /// A server with the CRDs of `crd_dirs` and `objects` in it.
@@ -333,7 +317,7 @@ impl Server {
     fn request_counts(&self) -> BTreeMap<String, usize> {
         match self {
             Server::Fake(s) => request_counts(s),
-            Server::Real(r) => r.requests().on(&COUNTED),
+            Server::Real(r) => r.requests().on(&counted()),
         }
     }
 
