@@ -550,7 +550,7 @@ fn write_smps(w: &mut dyn Write, n: usize) {
 #[test]
 fn lint_memory_is_bounded_by_the_largest_file_not_the_sum() {
     let dir = Scratch::new("lint-memory");
-    const SMPS: usize = 8_000;
+    const SMPS: usize = 4_000;
     let file = dir.write_with("one/a.yaml", |w| write_smps(w, SMPS));
     let size = std::fs::metadata(&file).unwrap().len();
     std::fs::create_dir_all(dir.path("four")).unwrap();
