@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Doctor, Finding, Severity, codes};
+use super::Doctor;
+use super::findings::{self, Blocked};
 use crate::api::kcm::{ServiceSet, ServiceSource, ServiceStatus, service_key};
 use crate::api::kinds;
 use crate::api::meta::{Object, items_at, str_at};
@@ -83,40 +84,20 @@ impl Doctor<'_, '_> {
                 let Some(hold) = self.hold(&set, &key_of(dep), &mut vec![k.clone()]) else {
                     continue;
                 };
-                let (severity, why) = match hold {
-                    Hold::Stuck(why) => (Severity::Error, format!("stuck: it depends on {why}")),
+                let (blocked, why) = match hold {
+                    Hold::Stuck(why) => (Blocked::Stuck, why),
                     Hold::Waiting(why, since) => {
-                        let long = since.filter(|s| *s > self.options.stuck_after);
-                        match long {
-                            Some(s) => (
-                                Severity::Warning,
-                                format!(
-                                    "waiting for {}: it depends on {why}",
-                                    crate::api::duration::format_coarse(s)
-                                ),
-                            ),
-                            None => (Severity::Info, format!("waiting: it depends on {why}")),
+                        match since.filter(|s| *s > self.options.stuck_after) {
+                            Some(s) => (Blocked::WaitingLong(s), why),
+                            None => (Blocked::Waiting, why),
                         }
                     }
                 };
-                let i = self.push(Finding {
-                    severity,
-                    code: codes::DEPENDENTS_BLOCKED,
-                    object: ss.meta().id(),
-                    chain: vec![set.source.clone(), ss_disp.to_string()],
-                    message: format!(
-                        "service {} of {} is left out of ServiceSet {}/{}: {why}",
-                        text(&k),
-                        set.source,
-                        ss.namespace(),
-                        ss.name()
-                    ),
-                    hint: format!(
-                        "kubectl get serviceset -n {} {} -o jsonpath='{{.status.services}}'",
-                        ss.namespace(),
-                        ss.name()
-                    ),
-                });
+                let (ns, name) = (ss.namespace(), ss.name());
+                let words =
+                    findings::dependents_blocked(&text(&k), &set.source, ns, name, blocked, &why);
+                let chain = vec![set.source.clone(), ss_disp.to_string()];
+                let i = self.push(words.about(ss.meta().id(), chain));
                 set_findings.push(i);
             }
         }

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Doctor, Finding, Severity, codes};
+use super::Doctor;
+use super::findings::{self, Blocked, McsBlocked, Words};
 use crate::api::kcm::{
     COND_MCS_DEPENDENCY_READY, MCS_VALIDATIONS, MatchingCluster, REASON_MCS_DEPENDENCY_NOT_READY,
     ServiceSet, ServiceSource, service_key,
@@ -72,50 +73,27 @@ impl Doctor<'_, '_> {
             name: name.clone(),
             findings: Vec::new(),
         };
-        let hint = format!("kubectl get multiclusterservice {name} -o yaml");
+        let at = |words: Words, chain| words.about(meta.id(), chain);
         // A failed validation: kcm goes no further, whatever the rest of the status says.
         if let Some(c) = MCS_VALIDATIONS
             .iter()
             .find_map(|t| meta.condition(t).filter(|c| c.status() == "False"))
         {
             let stale = match (c.observed_generation(), meta.generation()) {
-                (Some(o), Some(g)) if o < g => format!(
-                    " (written for generation {o}; generation {g} has not been validated yet)"
-                ),
-                _ => String::new(),
+                (Some(o), Some(g)) if o < g => Some((o, g)),
+                _ => None,
             };
-            view.findings.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::MCS_NOT_RECONCILED,
-                object: meta.id(),
-                chain: vec![disp.clone()],
-                message: format!(
-                    "MultiClusterService {name} is not reconciled: {}=False: {}{stale}. kcm's controller stops at this validation and creates or updates no ServiceSet until the spec changes",
-                    c.type_(),
-                    c.message()
-                ),
-                hint: format!(
-                    "kubectl get multiclusterservice {name} -o yaml > {name}.yaml && kubectl ksm lint {name}.yaml"
-                ),
-            }));
+            let words = findings::mcs_not_reconciled(&name, c.type_(), c.message(), stale);
+            view.findings.push(self.push(at(words, vec![disp.clone()])));
             return view;
         }
         if let Some(c) = meta
             .condition(COND_MCS_DEPENDENCY_READY)
             .filter(|c| c.status() == "Unknown")
         {
-            view.findings.push(self.push(Finding {
-                severity: Severity::Warning,
-                code: codes::MCS_BLOCKED,
-                object: meta.id(),
-                chain: vec![disp.clone()],
-                message: format!(
-                    "MultiClusterService {name}: kcm could not check its dependencies ({}): {}",
-                    c.reason(),
-                    c.message()
-                ),
-                hint: hint.clone(),
-            }));
+            let words =
+                findings::mcs_blocked(&name, McsBlocked::Unchecked(c.reason(), c.message()));
+            view.findings.push(self.push(at(words, vec![disp.clone()])));
         }
         for t in ServiceSource(mcs)
             .matching_clusters()
@@ -134,13 +112,10 @@ impl Doctor<'_, '_> {
             let stuck = holds.iter().any(|(_, h)| h.stuck);
             let waited = super::age_of(t.last_transition_time(), self.options.now)
                 .filter(|a| *a > self.options.stuck_after);
-            let (severity, state) = match (stuck, waited) {
-                (true, _) => (Severity::Error, "stuck".to_string()),
-                (false, Some(a)) => (
-                    Severity::Warning,
-                    format!("waiting for {}", crate::api::duration::format_coarse(a)),
-                ),
-                (false, None) => (Severity::Info, "waiting".to_string()),
+            let blocked = match (stuck, waited) {
+                (true, _) => Blocked::Stuck,
+                (false, Some(a)) => Blocked::WaitingLong(a),
+                (false, None) => Blocked::Waiting,
             };
             let why = if holds.is_empty() {
                 format!("kcm says: {}", t.message())
@@ -152,18 +127,13 @@ impl Doctor<'_, '_> {
                     .join("; ")
             };
             let target = target_words(t);
-            view.findings.push(self.push(Finding {
-                severity,
-                code: codes::MCS_BLOCKED,
-                object: meta.id(),
-                chain,
-                message: format!(
-                    "MultiClusterService {name} is blocked on {target} ({state}): kcm creates or updates its ServiceSet there only once every service of each MultiClusterService it depends on is Deployed there. It waits on {why}"
-                ),
-                hint: format!(
-                    "kubectl get multiclusterservice {name} -o jsonpath='{{.status.matchingClusters}}'"
-                ),
-            }));
+            let how = McsBlocked::Target {
+                target: &target,
+                blocked,
+                why: &why,
+            };
+            view.findings
+                .push(self.push(at(findings::mcs_blocked(&name, how), chain)));
         }
         view
     }

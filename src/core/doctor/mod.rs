@@ -2,11 +2,17 @@
 //! cluster or a saved dump, the same either way) and the time come in; findings come out.
 //!
 //! Each ServiceSet is followed down its chain, StateManagementProvider → ServiceSet →
-//! ServiceTemplate → Flux object → source, and each service's first failing link is named,
-//! with a stable code, the failing object's own message and a runnable next step.
+//! ServiceTemplate → Flux object → source for the Flux adapter (service.rs), or → Profile →
+//! ClusterSummary for kcm's default provider (sveltos*.rs), and each service's first failing
+//! link is named, with a stable code, the failing object's own message and a runnable next
+//! step. A chain is a sequence of links, one function each, that returns the next link's
+//! input or the [`Stop`] where the chain ends; the provider link and the services kcm leaves
+//! out (dependents.rs) are shared by both chains ([`Doctor::follow`]). What a finding says is
+//! composed in findings.rs, one constructor per code.
 
 pub mod codes;
 mod dependents;
+mod findings;
 mod mcs;
 mod service;
 mod snapshot;
@@ -14,14 +20,14 @@ mod sveltos;
 mod sveltos_service;
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::api::kcm::{Reference, ServiceSet, StateManagementProvider};
-use crate::api::naming::{self, ANNOTATION_PAUSED};
+use crate::api::kcm::{Reference, Service, ServiceSet, ServiceStatus, StateManagementProvider};
 use crate::api::{ObjectId, kinds, selector};
 use crate::core::adapter::ownership;
 use crate::core::cel::Limits;
@@ -29,6 +35,7 @@ use crate::core::provider::{self, Translator};
 use crate::core::readiness::{self, Explain, Rbac};
 use crate::diag::Diagnostic;
 pub use crate::diag::Severity;
+use findings::Words;
 pub use mcs::McsView;
 pub use snapshot::Snapshot;
 
@@ -53,6 +60,28 @@ impl From<Finding> for Diagnostic {
     }
 }
 
+/// Where a chain stops.
+enum Stop {
+    /// At a new finding about the failing link.
+    At(Finding),
+    /// At a finding made before (a kind that could not be read), cited again.
+    Cited(usize),
+    /// With nothing to say (e.g. a service being removed whose Flux object is gone).
+    Quiet,
+}
+
+/// A link of a chain: the next link's input, or the [`Stop`] where the chain ends.
+type Link<T = ()> = ControlFlow<Stop, T>;
+
+/// A ServiceSet past the provider link, for its translation's links.
+struct SetLink<'a> {
+    ss: ServiceSet<'a>,
+    /// `ServiceSet/namespace/name`, the head of every chain below it.
+    display: String,
+    /// The provider does not act on the ServiceSet (missing, not ready, selector).
+    provider_blocks: bool,
+}
+
 /// One service as doctor sees it (for the tree).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -67,6 +96,23 @@ pub struct ServiceView {
     pub source: Option<String>,
     /// Indexes into `Report::findings`.
     pub findings: Vec<usize>,
+}
+
+impl ServiceView {
+    /// A service as its ServiceSet reports it, before its chain is followed.
+    fn new(svc: Service, status: Option<ServiceStatus>) -> ServiceView {
+        ServiceView {
+            name: svc.name().into(),
+            namespace: svc.namespace().into(),
+            reported: status
+                .map(|st| st.state().to_string())
+                .filter(|s| !s.is_empty()),
+            observed: None,
+            flux_object: None,
+            source: None,
+            findings: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -169,7 +215,10 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
         .unread
         .iter()
         .map(|u| {
-            let i = d.push(unread_finding(u));
+            let i = d.push(
+                findings::kind_unread(u)
+                    .about(ObjectId::new(u.kind, "", ""), vec![u.kind.kind.to_string()]),
+            );
             d.unread.insert(u.kind.kind, i);
             i
         })
@@ -227,29 +276,6 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
         service_sets: views,
         multi_cluster_services: mcs_views,
         general,
-    }
-}
-
-/// A kind that could not be read: nothing of it is judged, the chains stop before it.
-fn unread_finding(u: &Unread) -> Finding {
-    let k = u.kind;
-    let resource = if k.group.is_empty() {
-        k.plural.to_string()
-    } else {
-        format!("{}.{}", k.plural, k.group)
-    };
-    Finding {
-        severity: Severity::Warning,
-        code: codes::KIND_UNREAD,
-        object: ObjectId::new(k, "", ""),
-        chain: vec![k.kind.to_string()],
-        message: format!(
-            "{} could not be read ({}): none is judged or reported missing, and every chain that leads to one stops there",
-            k.kind, u.reason
-        ),
-        hint: format!(
-            "kubectl auth can-i list {resource} -A  # grant get and list on it (README: the RBAC doctor needs)"
-        ),
     }
 }
 
@@ -353,124 +379,119 @@ impl<'a> Doctor<'a, '_> {
         kinds.iter().find_map(|k| self.unread.get(k).copied())
     }
 
+    /// Cites where a chain stopped among `into`'s findings.
+    fn stop(&mut self, stop: Stop, into: &mut Vec<usize>) {
+        match stop {
+            Stop::At(f) => into.push(self.push(f)),
+            Stop::Cited(i) => into.push(i),
+            Stop::Quiet => {}
+        }
+    }
+
+    /// Adds a finding of a link that does not stop the chain, if it has one.
+    fn note(&mut self, finding: Option<Finding>, into: &mut Vec<usize>) {
+        if let Some(f) = finding {
+            into.push(self.push(f));
+        }
+    }
+
+    /// A ServiceSet down its chain: the links both chains share (the provider, then the
+    /// provider's own set-level links, then the services kcm leaves out), and each service
+    /// down the chain of its translation.
     fn service_set(&mut self, ss: ServiceSet<'a>) -> ServiceSetView {
-        let (ns, name) = (ss.namespace(), ss.name());
-        let provider = ss.provider_name().to_string();
-        let ss_disp = ss.meta().display();
-        let mut set_findings = Vec::new();
+        let provider = ss.provider_name();
         // An index, not a scan: a run stays linear in the ServiceSets.
-        let smp = self.snap.smp(&provider);
-        let mut provider_blocks: bool;
-        match smp {
+        let smp = self.snap.smp(provider);
+        let mut findings = Vec::new();
+        let set = SetLink {
+            ss,
+            display: ss.meta().display(),
+            provider_blocks: self.provider(ss, smp, &mut findings),
+        };
+        match provider::translator(provider, smp, self.kcm_adapter.as_ref()) {
+            Ok(Translator::Sveltos) => self.follow(
+                &set,
+                findings,
+                Translator::Sveltos,
+                Self::sveltos_set,
+                Self::sveltos_service,
+            ),
+            _ => self.follow(
+                &set,
+                findings,
+                Translator::Flux,
+                Self::flux_set,
+                Self::flux_service,
+            ),
+        }
+    }
+
+    /// One translation's chain below the provider: its set-level links (what they found,
+    /// `C`, goes to its services), the services kcm leaves out, each service's links.
+    fn follow<C>(
+        &mut self,
+        set: &SetLink<'a>,
+        mut findings: Vec<usize>,
+        translator: Translator,
+        set_links: fn(&mut Self, &SetLink<'a>, &mut Vec<usize>) -> C,
+        service_links: fn(&mut Self, &SetLink<'a>, &C, Service<'a>) -> ServiceView,
+    ) -> ServiceSetView {
+        let found = set_links(self, set, &mut findings);
+        if !set.provider_blocks {
+            self.blocked_dependents(set.ss, &mut findings, &set.display);
+        }
+        let services = set
+            .ss
+            .services()
+            .map(|svc| service_links(self, set, &found, svc))
+            .collect();
+        ServiceSetView {
+            service_set: set.ss.meta().id(),
+            provider: set.ss.provider_name().to_string(),
+            translation: translator.as_str(),
+            services,
+            findings,
+        }
+    }
+
+    /// The provider link, the same for both chains: the SMP the ServiceSet names, its
+    /// readiness and its selector. Whether it keeps its adapter from acting on the
+    /// ServiceSet (then the services' findings below say it is expected).
+    fn provider(
+        &mut self,
+        ss: ServiceSet<'a>,
+        smp: Option<StateManagementProvider<'a>>,
+        findings: &mut Vec<usize>,
+    ) -> bool {
+        let (ns, name, provider) = (ss.namespace(), ss.name(), ss.provider_name());
+        let ss_disp = ss.meta().display();
+        let Some(smp) = smp else {
             // Not read: the finding about the kind says so; the chain goes on without it.
-            None if self
+            if self
                 .options
                 .unread(kinds::STATE_MANAGEMENT_PROVIDER.kind)
-                .is_some() =>
+                .is_some()
             {
-                provider_blocks = false;
+                return false;
             }
-            None => {
-                let f = self.push(Finding {
-                    severity: Severity::Error,
-                    code: codes::SMP_MISSING,
-                    object: ss.meta().id(),
-                    chain: vec![format!("StateManagementProvider/{provider}"), ss_disp.clone()],
-                    message: format!(
-                        "ServiceSet {ns}/{name} names provider {provider:?}, but there is no StateManagementProvider {provider:?}: no adapter will deploy its services"
-                    ),
-                    hint: "kubectl get statemanagementproviders  # then fix spec.provider.name or install the provider".into(),
-                });
-                set_findings.push(f);
-                provider_blocks = true;
-            }
-            Some(smp) => {
-                set_findings.extend(self.smp(smp));
-                provider_blocks = set_findings
-                    .iter()
-                    .any(|i| self.findings[*i].severity == Severity::Error);
-                let selector = smp.selector();
-                if !selector.is_null() && !selector::matches(selector, ss.meta().labels()) {
-                    let f = self.push(Finding {
-                        severity: Severity::Error,
-                        code: codes::SELECTOR_MISMATCH,
-                        object: ss.meta().id(),
-                        chain: vec![smp.meta().display(), ss_disp.clone()],
-                        message: format!(
-                            "the labels of ServiceSet {ns}/{name} do not match the selector of StateManagementProvider {provider} ({}): its adapter ignores this ServiceSet",
-                            selector::to_string(selector)
-                        ),
-                        hint: format!("kubectl get serviceset -n {ns} {name} --show-labels; kubectl get statemanagementprovider {provider} -o jsonpath='{{.spec.selector}}'"),
-                    });
-                    set_findings.push(f);
-                    provider_blocks = true;
-                }
-            }
+            let chain = vec![format!("StateManagementProvider/{provider}"), ss_disp];
+            let f = findings::smp_missing(ns, name, provider).about(ss.meta().id(), chain);
+            findings.push(self.push(f));
+            return true;
+        };
+        findings.extend(self.smp(smp));
+        let mut blocks = findings
+            .iter()
+            .any(|i| self.findings[*i].severity == Severity::Error);
+        let selector = smp.selector();
+        if !selector.is_null() && !selector::matches(selector, ss.meta().labels()) {
+            let words =
+                findings::selector_mismatch(ns, name, provider, &selector::to_string(selector));
+            let f = words.about(ss.meta().id(), vec![smp.meta().display(), ss_disp]);
+            findings.push(self.push(f));
+            blocks = true;
         }
-        let translation = provider::translator(&provider, smp, self.kcm_adapter.as_ref()).ok();
-        if translation == Some(Translator::Sveltos) {
-            let ctx = self.sveltos_set(ss, provider_blocks, &mut set_findings, &ss_disp);
-            if !provider_blocks {
-                self.blocked_dependents(ss, &mut set_findings, &ss_disp);
-            }
-            let services = ss
-                .services()
-                .map(|svc| self.sveltos_service(ss, svc, &ctx, &ss_disp))
-                .collect();
-            return ServiceSetView {
-                service_set: ss.meta().id(),
-                provider,
-                translation: Translator::Sveltos.as_str(),
-                services,
-                findings: set_findings,
-            };
-        }
-        if ss.paused() {
-            let f = self.push(Finding {
-                severity: Severity::Warning,
-                code: codes::SERVICESET_PAUSED,
-                object: ss.meta().id(),
-                chain: vec![ss_disp.clone()],
-                message: format!("ServiceSet {ns}/{name} is paused ({}): its Flux objects are suspended and nothing changes", ANNOTATION_PAUSED),
-                hint: format!("kubectl annotate serviceset -n {ns} {name} {}-", ANNOTATION_PAUSED),
-            });
-            set_findings.push(f);
-        }
-        // The target cluster's kubeconfig, by name (Secrets are never read).
-        let cluster = ss.cluster();
-        if self.options.secrets_collected && !ss.self_management() {
-            let secret = naming::kubeconfig_secret(cluster);
-            if self.snap.find(kinds::SECRET.kind, ns, &secret).is_none() {
-                let f = self.push(Finding {
-                    severity: Severity::Error,
-                    code: codes::KUBECONFIG_MISSING,
-                    object: ObjectId::new(&kinds::SECRET, ns, &secret),
-                    chain: vec![ss_disp.clone(), format!("Secret/{ns}/{secret}")],
-                    message: format!("the kubeconfig Secret {ns}/{secret} of cluster {cluster} does not exist: Flux cannot reach the cluster"),
-                    hint: format!("kubectl get clusterdeployment -n {ns} {cluster}; kubectl get secret -n {ns} {secret}"),
-                });
-                set_findings.push(f);
-            }
-        }
-        if !provider_blocks {
-            self.blocked_dependents(ss, &mut set_findings, &ss_disp);
-        }
-        let reported: HashMap<(&str, &str), _> = ss
-            .service_statuses()
-            .map(|st| ((st.name(), st.namespace()), st))
-            .collect();
-        let mut services = Vec::new();
-        for svc in ss.services() {
-            let status = reported.get(&(svc.name(), svc.namespace())).copied();
-            services.push(self.service(ss, svc, status, provider_blocks, &ss_disp));
-        }
-        ServiceSetView {
-            service_set: ss.meta().id(),
-            provider,
-            translation: Translator::Flux.as_str(),
-            services,
-            findings: set_findings,
-        }
+        blocks
     }
 
     /// Findings about an SMP (once per SMP).
@@ -481,16 +502,9 @@ impl<'a> Doctor<'a, '_> {
             return found.clone();
         }
         let mut out = Vec::new();
-        let disp = view.meta().display();
+        let at = |words: Words| words.about(view.meta().id(), vec![view.meta().display()]);
         if view.suspended() {
-            out.push(self.push(Finding {
-                severity: Severity::Warning,
-                code: codes::SMP_SUSPENDED,
-                object: view.meta().id(),
-                chain: vec![disp.clone()],
-                message: format!("StateManagementProvider {name} is suspended: adapters skip its ServiceSets"),
-                hint: format!("kubectl patch statemanagementprovider {name} --type merge -p '{{\"spec\":{{\"suspend\":false}}}}'"),
-            }));
+            out.push(self.push(at(findings::smp_suspended(&name))));
         }
         let ready = view.ready();
         // Re-evaluate what kcm evaluates, on the objects of the snapshot.
@@ -504,80 +518,13 @@ impl<'a> Doctor<'a, '_> {
             Explain::WhenNotTrue,
         );
         if !ready {
-            let failing: Vec<String> = view
-                .meta()
-                .conditions()
-                .filter(|c| c.status() != "True")
-                .map(|c| {
-                    format!(
-                        "{}={} {}: {}",
-                        c.type_(),
-                        c.status(),
-                        c.reason(),
-                        c.message()
-                    )
-                })
-                .collect();
-            let explained: Vec<String> = now
-                .evaluations
-                .iter()
-                .filter_map(|e| {
-                    let o = e.outcome.as_ref()?;
-                    (o.result != Some(true)).then(|| {
-                        let first = o
-                            .explanation
-                            .iter()
-                            .find(|c| c.value.as_deref() != Ok("true"));
-                        let why = match (&o.error, first) {
-                            (Some(err), _) => err.message.clone(),
-                            (None, _) if o.budget_exceeded.is_some() => o
-                                .budget_exceeded
-                                .as_ref()
-                                .map(|b| format!("no verdict: {}", b.message()))
-                                .unwrap_or_default(),
-                            (None, Some(c)) => {
-                                format!("{} is {}", c.text, c.value.clone().unwrap_or_else(|e| e))
-                            }
-                            (None, None) => "false".into(),
-                        };
-                        format!(
-                            "{} {}/{}: {why}",
-                            e.role, e.reference.kind, e.reference.name
-                        )
-                    })
-                })
-                .collect();
-            let mut message = format!("StateManagementProvider {name} is not ready");
-            if failing.is_empty() {
-                message.push_str(" (kcm has not written its conditions yet)");
-            } else {
-                message.push_str(&format!(": {}", failing.join("; ")));
-            }
-            if !explained.is_empty() {
-                message.push_str(&format!(". Re-evaluated now: {}", explained.join("; ")));
-            }
-            out.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::SMP_NOT_READY,
-                object: view.meta().id(),
-                chain: vec![disp.clone()],
-                message,
-                hint: format!("kubectl ksm check {name}  # or: kubectl get statemanagementprovider {name} -o yaml"),
-            }));
+            let failing = view.meta().conditions().filter(|c| c.status() != "True");
+            let words = findings::smp_not_ready(&name, failing, &now.evaluations);
+            out.push(self.push(at(words)));
         }
         // kcm's last verdict against what the rules say now.
         if now.skipped.is_none() && view.ready_recorded() && now.ready != ready {
-            out.push(self.push(Finding {
-                severity: Severity::Warning,
-                code: codes::SMP_STATUS_STALE,
-                object: view.meta().id(),
-                chain: vec![disp],
-                message: format!(
-                    "StateManagementProvider {name}: status.ready is {ready}, but its rules evaluate to {} now (kcm re-evaluates every 10 s; a lasting difference means kcm is not reconciling it)",
-                    now.ready
-                ),
-                hint: "kubectl logs -n kcm-system deploy/kcm-controller-manager | grep -i statemanagementprovider".into(),
-            }));
+            out.push(self.push(at(findings::smp_status_stale(&name, ready, now.ready))));
         }
         self.smp_checked.insert(name, out.clone());
         out

@@ -1,129 +1,189 @@
-//! One service of a ServiceSet, followed down its chain: ServiceTemplate → Flux object →
-//! source, to its first failing link.
+//! A ServiceSet of the Flux adapter: its set-level links (paused, the target cluster's
+//! kubeconfig), then each service followed down its chain, ServiceTemplate → the release's
+//! owner → Flux object → source, to its first failing link, and what the ServiceSet's status
+//! says against it.
 
+use std::collections::HashMap;
+use std::ops::ControlFlow::{Break, Continue};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{Doctor, Finding, ServiceView, Severity, codes};
-use crate::api::flux::{self, FluxObject, SourceRef};
+use super::findings::{self, Absent, Deployer, Failed, FluxRef, Paused, Stuck, Words};
+use super::{Doctor, Finding, Link, ServiceView, SetLink, Severity, Stop};
+use crate::api::flux::{FluxObject, SourceRef};
 use crate::api::kcm::{Service, ServiceSet, ServiceStatus, ServiceTemplate};
 use crate::api::meta::Object;
 use crate::api::naming::{self, label_value};
-use crate::api::{ObjectId, duration, kinds};
+use crate::api::{ObjectId, kinds};
 use crate::core::adapter::ownership;
-use crate::core::state::{self, Observed, ServiceState};
+use crate::core::state::{self, Observed, ServiceState, StateOutcome};
 
-impl Doctor<'_, '_> {
-    pub(super) fn service(
+/// What the set-level links give the services: their statuses by (name, namespace).
+pub(super) struct FluxSet<'a> {
+    reported: HashMap<(&'a str, &'a str), ServiceStatus<'a>>,
+}
+
+/// A service on its way down the chain.
+struct FluxService<'a> {
+    ss: ServiceSet<'a>,
+    svc: Service<'a>,
+    status: Option<ServiceStatus<'a>>,
+    provider_blocks: bool,
+    /// "service <name> of ServiceSet <namespace>/<name>".
+    label: String,
+    /// The links passed so far, as `Kind/namespace/name`.
+    chain: Vec<String>,
+}
+
+impl FluxService<'_> {
+    /// The finding `words` about `object`, at the end of the chain so far.
+    fn at(&self, words: Words, object: ObjectId) -> Finding {
+        words.about(object, self.chain.clone())
+    }
+}
+
+/// What the Flux object and its source say, mapped as the adapter maps them.
+struct Seen<'a> {
+    flux: &'a Value,
+    named: FluxRef<'a>,
+    source: Option<&'a Value>,
+    outcome: StateOutcome,
+    /// The Ready (or Stalled) condition's reason and message.
+    reason: String,
+    message: String,
+}
+
+impl<'a> Doctor<'a, '_> {
+    /// The set-level links of a ServiceSet of the Flux adapter.
+    pub(super) fn flux_set(&mut self, set: &SetLink<'a>, found: &mut Vec<usize>) -> FluxSet<'a> {
+        let ss = set.ss;
+        if ss.paused() {
+            let words = findings::serviceset_paused(ss.namespace(), ss.name(), Paused::Flux);
+            found.push(self.push(words.about(ss.meta().id(), vec![set.display.clone()])));
+        }
+        let kubeconfig = self.kubeconfig(set);
+        self.note(kubeconfig, found);
+        FluxSet {
+            reported: ss
+                .service_statuses()
+                .map(|st| ((st.name(), st.namespace()), st))
+                .collect(),
+        }
+    }
+
+    /// The target cluster's kubeconfig, by name (Secrets are never read).
+    fn kubeconfig(&self, set: &SetLink) -> Option<Finding> {
+        let ss = set.ss;
+        if !self.options.secrets_collected || ss.self_management() {
+            return None;
+        }
+        let (ns, cluster) = (ss.namespace(), ss.cluster());
+        let secret = naming::kubeconfig_secret(cluster);
+        self.snap
+            .find(kinds::SECRET.kind, ns, &secret)
+            .is_none()
+            .then(|| {
+                findings::kubeconfig_missing(ns, &secret, cluster).about(
+                    ObjectId::new(&kinds::SECRET, ns, &secret),
+                    vec![set.display.clone(), format!("Secret/{ns}/{secret}")],
+                )
+            })
+    }
+
+    /// One service of a ServiceSet of the Flux adapter, down its chain.
+    pub(super) fn flux_service(
         &mut self,
-        ss: ServiceSet,
-        svc: Service,
-        status: Option<ServiceStatus>,
-        provider_blocks: bool,
-        ss_disp: &str,
+        set: &SetLink<'a>,
+        found: &FluxSet<'a>,
+        svc: Service<'a>,
     ) -> ServiceView {
-        let (ns, set_name) = (ss.namespace(), ss.name());
-        let (name, svc_ns) = (svc.name(), svc.namespace());
-        let mut view = ServiceView {
-            name: name.into(),
-            namespace: svc_ns.into(),
-            reported: status
-                .map(|st| st.state().to_string())
-                .filter(|s| !s.is_empty()),
-            observed: None,
-            flux_object: None,
-            source: None,
-            findings: Vec::new(),
+        let ss = set.ss;
+        let status = found.reported.get(&(svc.name(), svc.namespace())).copied();
+        let mut view = ServiceView::new(svc, status);
+        let mut s = FluxService {
+            ss,
+            svc,
+            status,
+            provider_blocks: set.provider_blocks,
+            label: format!(
+                "service {} of ServiceSet {}/{}",
+                svc.name(),
+                ss.namespace(),
+                ss.name()
+            ),
+            chain: vec![set.display.clone()],
         };
-        let label = format!("service {name} of ServiceSet {ns}/{set_name}");
-        let mut chain = vec![ss_disp.to_string()];
+        if let Break(stop) = self.flux_links(&mut s, &mut view) {
+            self.stop(stop, &mut view.findings);
+        }
+        view
+    }
 
-        // The template.
-        let template_name = svc.template();
-        let template = self
+    /// The links of a service, in order.
+    fn flux_links(&mut self, s: &mut FluxService<'a>, view: &mut ServiceView) -> Link {
+        self.template(s)?;
+        self.release_owner(s)?;
+        let flux = self.flux_object(s, view)?;
+        let seen = self.seen(s, flux, view);
+        let duplicate = self.duplicate(s, flux);
+        self.note(duplicate, &mut view.findings);
+        let failing = self.first_failing(s, &seen);
+        self.note(failing, &mut view.findings);
+        self.reported(s, &seen, view);
+        Continue(())
+    }
+
+    /// The service's ServiceTemplate: it exists and kcm did not mark it invalid.
+    fn template(&self, s: &mut FluxService) -> Link {
+        let ns = s.ss.namespace();
+        let name = s.svc.template();
+        s.chain.push(format!("ServiceTemplate/{ns}/{name}"));
+        let invalid = |why, object| {
+            let words = findings::template_invalid(&s.label, ns, name, why);
+            Break(Stop::At(s.at(words, object)))
+        };
+        match self
             .snap
-            .find(kinds::SERVICE_TEMPLATE.kind, ns, template_name)
-            .map(ServiceTemplate);
-        chain.push(format!("ServiceTemplate/{ns}/{template_name}"));
-        match template {
+            .find(kinds::SERVICE_TEMPLATE.kind, ns, name)
+            .map(ServiceTemplate)
+        {
             Some(t) if t.valid() == Some(false) => {
-                let why = t.validation_error();
-                view.findings.push(self.push(Finding {
-                    severity: Severity::Error,
-                    code: codes::TEMPLATE_INVALID,
-                    object: t.meta().id(),
-                    chain: chain.clone(),
-                    message: format!(
-                        "{label}: ServiceTemplate {ns}/{template_name} is invalid: {}",
-                        if why.is_empty() {
-                            "(no validationError)"
-                        } else {
-                            why
-                        }
-                    ),
-                    hint: format!("kubectl get servicetemplate -n {ns} {template_name} -o yaml"),
-                }));
-                return view;
+                invalid(Some(t.validation_error()), t.meta().id())
             }
             None if self.snap.has_kind(kinds::SERVICE_TEMPLATE.kind) => {
-                view.findings.push(self.push(Finding {
-                    severity: Severity::Error,
-                    code: codes::TEMPLATE_INVALID,
-                    object: ObjectId::new(&kinds::SERVICE_TEMPLATE, ns, template_name),
-                    chain: chain.clone(),
-                    message: format!(
-                        "{label}: ServiceTemplate {ns}/{template_name} does not exist"
-                    ),
-                    hint: format!("kubectl get servicetemplates -n {ns}"),
-                }));
-                return view;
+                invalid(None, ObjectId::new(&kinds::SERVICE_TEMPLATE, ns, name))
             }
-            _ => {}
+            _ => Continue(()),
         }
+    }
 
-        // Another ServiceSet of the provider owns the release: the adapter writes nothing.
-        let key = (ns.to_string(), set_name.to_string(), name.to_string());
-        if let Some(c) = self.flux_conflicts.get(&key).cloned() {
-            let (owner, loser) = (&c.owner, &c.loser);
-            let mut m = format!(
-                "{label} is {}: {} is owned by service {} of ServiceSet {}/{} (priority {}); this ServiceSet has priority {}. ",
-                if c.pending { "Pending" } else { "Failed" },
-                c.loser.target,
-                owner.service,
-                owner.namespace,
-                owner.service_set,
-                owner.priority,
-                loser.priority
-            );
-            m.push_str(if c.pending {
-                "The owner is being deleted: this service takes the release over once it is gone."
-            } else if owner.priority > loser.priority {
-                "The owner has the higher priority: it keeps the release; the adapter writes nothing for this service."
-            } else {
-                "Equal priorities: the older ServiceSet keeps the release; the adapter writes nothing for this service."
-            });
-            chain.push(format!(
-                "ServiceSet/{}/{}",
-                owner.namespace, owner.service_set
-            ));
-            view.findings.push(self.push(Finding {
-                severity: if c.pending {
-                    Severity::Warning
-                } else {
-                    Severity::Error
-                },
-                code: codes::FLUX_CONFLICT,
-                object: ss.meta().id(),
-                chain,
-                message: m,
-                hint: "raise spec.provider.config.priority of the ServiceSet that should own the release (in the ClusterDeployment's or MultiClusterService's serviceSpec.provider.config), or remove the service from the other".into(),
-            }));
-            return view;
-        }
+    /// Another ServiceSet of the provider owns the release: the adapter writes nothing.
+    fn release_owner(&self, s: &FluxService) -> Link {
+        let key = (
+            s.ss.namespace().to_string(),
+            s.ss.name().to_string(),
+            s.svc.name().to_string(),
+        );
+        let Some(c) = self.flux_conflicts.get(&key) else {
+            return Continue(());
+        };
+        let mut chain = s.chain.clone();
+        chain.push(format!(
+            "ServiceSet/{}/{}",
+            c.owner.namespace, c.owner.service_set
+        ));
+        let words = findings::flux_conflict(&s.label, c);
+        Break(Stop::At(words.about(s.ss.meta().id(), chain)))
+    }
 
-        // The Flux object: labelled by the adapter, or named <serviceset>-<service>.
+    /// The Flux object: labelled by the adapter, or named `<serviceset>-<service>`. When
+    /// there is none, the service is Pending (unless it is being removed) and the chain
+    /// stops: at the kind that could not be read, at the failure the adapter reports, or at
+    /// the missing object.
+    fn flux_object(&self, s: &mut FluxService<'a>, view: &mut ServiceView) -> Link<&'a Value> {
+        let (ns, set_name, name) = (s.ss.namespace(), s.ss.name(), s.svc.name());
         let object_name = naming::flux_object_name(set_name, name);
         let (set_label, svc_label) = (label_value(set_name), label_value(name));
         let flux = self
@@ -131,118 +191,58 @@ impl Doctor<'_, '_> {
             .flux_by_labels(ns, &set_label, &svc_label)
             .or_else(|| self.snap.find(kinds::HELM_RELEASE.kind, ns, &object_name))
             .or_else(|| self.snap.find(kinds::KUSTOMIZATION.kind, ns, &object_name));
-        let uninstall = svc.uninstall();
-        let flux_kinds = [kinds::HELM_RELEASE.kind, kinds::KUSTOMIZATION.kind];
-        if let (None, Some(i)) = (flux, self.unread(&flux_kinds)) {
-            view.findings.push(i);
-            return view;
+        if let Some(flux) = flux {
+            return Continue(flux);
         }
-        let Some(flux) = flux else {
-            // The adapter marked it Failed without creating an object: a configuration error
-            // (bad provider config, template, values) in its failureMessage.
-            if let Some(st) = status.filter(|st| st.state() == "Failed") {
-                view.observed = None;
-                view.findings.push(self.push(Finding {
-                    severity: Severity::Error,
-                    code: codes::SERVICE_FAILED,
-                    object: ss.meta().id(),
-                    chain,
-                    message: format!("{label} is Failed: {}", match st.failure_message() {
-                        "" => "(no failureMessage)",
-                        m => m,
-                    }),
-                    hint: format!("kubectl ksm render  # with the ServiceSet and its templates: kubectl get serviceset -n {ns} {set_name} -o yaml"),
-                }));
-                return view;
-            }
-            if !uninstall {
-                view.observed = Some(ServiceState::Pending.as_str().into());
-                let since = status.and_then(|st| transition_age(st, self.options.now));
-                let stuck = since.is_some_and(|age| age > self.options.stuck_after);
-                let reported_deployed = view.reported.as_deref() == Some("Deployed");
-                let (severity, why) = if provider_blocks {
-                    (
-                        Severity::Info,
-                        " (expected: the provider above does not deploy it)".to_string(),
-                    )
-                } else if reported_deployed || stuck {
-                    (Severity::Error, String::new())
-                } else {
-                    (
-                        Severity::Warning,
-                        " (the adapter may not have created it yet)".to_string(),
-                    )
-                };
-                chain.push(format!("HelmRelease|Kustomization/{ns}/{object_name}"));
-                view.findings.push(self.push(Finding {
-                    severity,
-                    code: codes::FLUX_MISSING,
-                    object: ObjectId {
-                        api_version: String::new(),
-                        kind: "HelmRelease|Kustomization".into(),
-                        namespace: ns.into(),
-                        name: object_name.clone(),
-                    },
-                    chain,
-                    message: format!(
-                        "{label}: no Flux object (HelmRelease or Kustomization labelled for it, or named {object_name}){}{why}",
-                        match view.reported.as_deref() {
-                            Some(r) => format!(", yet the ServiceSet status says {r}"),
-                            None => String::new(),
-                        }
-                    ),
-                    hint: format!("kubectl get helmreleases,kustomizations -n {ns} -l {}", naming::flux_objects_selector(set_name)),
-                }));
-            }
-            return view;
+        if let Some(i) = self.unread(&[kinds::HELM_RELEASE.kind, kinds::KUSTOMIZATION.kind]) {
+            return Break(Stop::Cited(i));
+        }
+        // The adapter marked it Failed without creating an object: a configuration error
+        // (bad provider config, template, values) in its failureMessage.
+        if let Some(st) = s.status.filter(|st| st.state() == "Failed") {
+            let failed = Failed::NotRendered {
+                failure_message: st.failure_message(),
+            };
+            let words = findings::service_failed(&s.label, ns, set_name, failed);
+            return Break(Stop::At(s.at(words, s.ss.meta().id())));
+        }
+        if s.svc.uninstall() {
+            return Break(Stop::Quiet);
+        }
+        view.observed = Some(ServiceState::Pending.as_str().into());
+        let since = s.status.and_then(|st| transition_age(st, self.options.now));
+        let stuck = since.is_some_and(|age| age > self.options.stuck_after);
+        let reported = view.reported.as_deref();
+        let absent = if s.provider_blocks {
+            Absent::Expected
+        } else if reported == Some("Deployed") || stuck {
+            Absent::Overdue
+        } else {
+            Absent::NotYet
         };
-        let flux_disp = Object(flux).display();
-        view.flux_object = Some(flux_disp.clone());
-        chain.push(flux_disp.clone());
-        // Other Flux objects deploying the same release fight with this one.
-        if let Some(target) = ownership::target_of(flux)
-            && let Some(all) = self.releases.get(&target).filter(|a| a.len() > 1)
-        {
-            let who: Vec<String> = all
-                .iter()
-                .map(|o| {
-                    let m = Object(o);
-                    let owner = m
-                        .controller()
-                        .filter(|r| {
-                            r.get("kind").and_then(Value::as_str) == Some(kinds::SERVICE_SET.kind)
-                        })
-                        .and_then(|r| r.get("name").and_then(Value::as_str))
-                        .or_else(|| {
-                            Some(m.label(naming::LABEL_SERVICESET)).filter(|l| !l.is_empty())
-                        });
-                    match owner {
-                        Some(set) => {
-                            format!("{} (ServiceSet {}/{set})", m.display(), m.namespace())
-                        }
-                        None => format!("{} (no ServiceSet)", m.display()),
-                    }
-                })
-                .collect();
-            view.findings.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::FLUX_DUPLICATE,
-                object: ObjectId::of(flux),
-                chain: chain.clone(),
-                message: format!(
-                    "{label}: {target} is deployed by {} {}s: {}; they fight over it, and deleting either one uninstalls it",
-                    all.len(),
-                    Object(flux).kind(),
-                    who.join(", ")
-                ),
-                hint: {
-                    let word = flux::cli_object_word(Object(flux).kind()).trim_end_matches('s');
-                    format!(
-                        "flux suspend {word} -n NAMESPACE NAME && kubectl delete {word} -n NAMESPACE NAME  # the one no ServiceSet should own: suspended first, its deletion does not uninstall the release"
-                    )
-                },
-            }));
-        }
+        let words = findings::flux_missing(&s.label, ns, set_name, &object_name, reported, absent);
+        let object = ObjectId {
+            api_version: String::new(),
+            kind: "HelmRelease|Kustomization".into(),
+            namespace: ns.into(),
+            name: object_name.clone(),
+        };
+        s.chain
+            .push(format!("HelmRelease|Kustomization/{ns}/{object_name}"));
+        Break(Stop::At(s.at(words, object)))
+    }
+
+    /// The Flux object and its source, mapped to a state as the adapter maps them; the view
+    /// records them.
+    fn seen(&self, s: &mut FluxService, flux: &'a Value, view: &mut ServiceView) -> Seen<'a> {
+        let named = FluxRef {
+            display: Object(flux).display(),
+            kind: Object(flux).kind(),
+            namespace: Object(flux).namespace(),
+            name: Object(flux).name(),
+        };
+        view.flux_object = Some(named.display.clone());
+        s.chain.push(named.display.clone());
         let source = self.source_of(flux);
         view.source = source.map(|x| Object(x).display());
         let outcome = state::service_state(&Observed {
@@ -254,155 +254,126 @@ impl Doctor<'_, '_> {
             source_timeout: self.options.stuck_after,
         });
         view.observed = Some(outcome.state.as_str().into());
-        let (cond_reason, cond_message) = outcome.condition.clone().unwrap_or_default();
-        let flux_kind = Object(flux).kind();
-        let flux_name = Object(flux).name();
-        let flux_cmd = format!(
-            "flux get {} -n {ns} {flux_name}",
-            flux::cli_object_word(flux_kind)
-        );
+        let (reason, message) = outcome.condition.clone().unwrap_or_default();
+        Seen {
+            flux,
+            named,
+            source,
+            outcome,
+            reason,
+            message,
+        }
+    }
 
-        // The first failing link of the chain below the ServiceSet.
-        let source_failing = source.filter(|src| source_failing(src));
+    /// Other Flux objects deploying the same release fight with this one.
+    fn duplicate(&self, s: &FluxService, flux: &Value) -> Option<Finding> {
+        let target = ownership::target_of(flux)?;
+        let all = self.releases.get(&target).filter(|a| a.len() > 1)?;
+        let deployers: Vec<Deployer> = all
+            .iter()
+            .map(|o| {
+                let m = Object(o);
+                let service_set = m
+                    .controller()
+                    .filter(|r| {
+                        r.get("kind").and_then(Value::as_str) == Some(kinds::SERVICE_SET.kind)
+                    })
+                    .and_then(|r| r.get("name").and_then(Value::as_str))
+                    .or_else(|| Some(m.label(naming::LABEL_SERVICESET)).filter(|l| !l.is_empty()));
+                Deployer {
+                    display: m.display(),
+                    namespace: m.namespace(),
+                    service_set,
+                }
+            })
+            .collect();
+        let words = findings::flux_duplicate(&s.label, &target, Object(flux).kind(), &deployers);
+        Some(s.at(words, ObjectId::of(flux)))
+    }
+
+    /// The first failing link below the ServiceSet: the source, or the Flux object itself.
+    fn first_failing(&self, s: &FluxService, seen: &Seen) -> Option<Finding> {
+        let (label, flux, outcome) = (&s.label, &seen.named, &seen.outcome);
+        let source_failing = seen.source.filter(|src| source_failing(src));
         if let (Some(src), true) = (
             source_failing,
-            matches!(cond_reason.as_str(), "ArtifactFailed" | "SourceNotReady")
+            matches!(seen.reason.as_str(), "ArtifactFailed" | "SourceNotReady")
                 || outcome.state != ServiceState::Deployed,
         ) {
-            let msg = ready_message(src);
-            let mut c = chain.clone();
-            c.push(Object(src).display());
-            view.findings.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::SOURCE_FAILING,
-                object: ObjectId::of(src),
-                chain: c,
-                message: format!(
-                    "{label}: source {} is failing: {msg}",
-                    Object(src).display()
-                ),
-                hint: format!(
-                    "flux get sources {} -n {} {}",
-                    flux::cli_source_word(Object(src).kind()),
-                    Object(src).namespace(),
-                    Object(src).name()
-                ),
-            }));
-        } else if FluxObject(flux).suspended() {
-            view.findings.push(self.push(Finding {
-                severity: Severity::Warning,
-                code: codes::FLUX_SUSPENDED,
-                object: ObjectId::of(flux),
-                chain: chain.clone(),
-                message: format!("{label}: {flux_disp} is suspended: Flux does not reconcile it"),
-                hint: format!(
-                    "flux resume {} -n {ns} {}",
-                    flux_kind.to_lowercase(),
-                    flux_name
-                ),
-            }));
+            let mut chain = s.chain.clone();
+            chain.push(Object(src).display());
+            return Some(findings::source_failing(label, src).about(ObjectId::of(src), chain));
+        }
+        let words = if FluxObject(seen.flux).suspended() {
+            findings::flux_suspended(label, flux)
         } else {
             match outcome.reason {
-                "stalled" => view.findings.push(self.push(Finding {
-                    severity: Severity::Error,
-                    code: codes::FLUX_STALLED,
-                    object: ObjectId::of(flux),
-                    chain: chain.clone(),
-                    message: format!("{label}: {flux_disp} is stalled ({cond_reason}): {cond_message}"),
-                    hint: format!("{flux_cmd}; kubectl describe {} -n {ns} {}", flux_kind.to_lowercase(), flux_name),
-                })),
-                "dependency-not-ready" => view.findings.push(self.push(Finding {
-                    severity: Severity::Warning,
-                    code: codes::DEPENDENCY_NOT_READY,
-                    object: ObjectId::of(flux),
-                    chain: chain.clone(),
-                    message: format!("{label}: {flux_disp} waits for a dependency: {cond_message}"),
-                    hint: flux_cmd.clone(),
-                })),
-                "older-generation" => view.findings.push(self.push(Finding {
-                    severity: Severity::Warning,
-                    code: codes::FLUX_OLD_GENERATION,
-                    object: ObjectId::of(flux),
-                    chain: chain.clone(),
-                    message: format!(
-                        "{label}: {flux_disp} has not yet reconciled its latest spec (generation {}, observed {})",
-                        Object(flux).generation().unwrap_or(0),
-                        Object(flux).observed_generation().unwrap_or(0)
-                    ),
-                    hint: format!("flux reconcile {} -n {ns} {}", flux_kind.to_lowercase(), flux_name),
-                })),
-                _ if outcome.state == ServiceState::Failed => view.findings.push(self.push(Finding {
-                    severity: Severity::Error,
-                    code: codes::FLUX_FAILING,
-                    object: ObjectId::of(flux),
-                    chain: chain.clone(),
-                    message: format!(
-                        "{label}: {flux_disp} failed ({cond_reason}): {}",
-                        outcome.failure_message.clone().unwrap_or(cond_message.clone())
-                    ),
-                    hint: format!("{flux_cmd}; kubectl describe {} -n {ns} {}", flux_kind.to_lowercase(), flux_name),
-                })),
-                _ => {}
+                "stalled" => findings::flux_stalled(label, flux, &seen.reason, &seen.message),
+                "dependency-not-ready" => {
+                    findings::dependency_not_ready(label, flux, &seen.message)
+                }
+                "older-generation" => findings::flux_old_generation(
+                    label,
+                    flux,
+                    Object(seen.flux).generation().unwrap_or(0),
+                    Object(seen.flux).observed_generation().unwrap_or(0),
+                ),
+                _ if outcome.state == ServiceState::Failed => {
+                    let message = outcome.failure_message.as_deref();
+                    findings::flux_failing(
+                        label,
+                        flux,
+                        &seen.reason,
+                        message.unwrap_or(&seen.message),
+                    )
+                }
+                _ => return None,
             }
-        }
+        };
+        Some(s.at(words, ObjectId::of(seen.flux)))
+    }
 
-        // What the ServiceSet status says against what Flux says.
-        if let Some(st) = status {
-            let reported = st.state();
-            let age = transition_age(st, self.options.now);
-            if reported == "Failed"
-                && outcome.state == ServiceState::Failed
-                && view.findings.is_empty()
-            {
-                view.findings.push(self.push(Finding {
-                    severity: Severity::Error,
-                    code: codes::SERVICE_FAILED,
-                    object: ss.meta().id(),
-                    chain: chain.clone(),
-                    message: format!("{label} is Failed: {}", st.failure_message()),
-                    hint: flux_cmd.clone(),
-                }));
-            }
-            if !reported.is_empty() && reported != outcome.state.as_str() {
-                view.findings.push(self.push(Finding {
-                    severity: Severity::Warning,
-                    code: codes::STATUS_DISAGREES,
-                    object: ss.meta().id(),
-                    chain: chain.clone(),
-                    message: format!(
-                        "{label}: the ServiceSet status says {reported}, but {flux_disp} says {}{}",
-                        outcome.state.as_str(),
-                        if cond_reason.is_empty() { String::new() } else { format!(" ({cond_reason})") }
-                    ),
-                    hint: "kubectl logs -n <adapter namespace> deploy/<adapter>  # the adapter is not writing status".into(),
-                }));
-            }
-            if matches!(
-                outcome.state,
-                ServiceState::Pending | ServiceState::Provisioning
-            ) && age.is_some_and(|a| a > self.options.stuck_after)
-                && view
-                    .findings
-                    .iter()
-                    .all(|i| self.findings[*i].severity != Severity::Error)
-            {
-                view.findings.push(self.push(Finding {
-                    severity: Severity::Error,
-                    code: codes::SERVICE_STUCK,
-                    object: ObjectId::of(flux),
-                    chain: chain.clone(),
-                    message: format!(
-                        "{label} has been {} for {} (longer than {}): {}",
-                        outcome.state.as_str(),
-                        duration::human(age.unwrap_or_default()),
-                        duration::human(self.options.stuck_after),
-                        if cond_message.is_empty() { "no message from Flux".to_string() } else { format!("{cond_reason}: {cond_message}") }
-                    ),
-                    hint: format!("{flux_cmd}; kubectl get events -n {ns} --field-selector involvedObject.name={}", flux_name),
-                }));
-            }
+    /// What the ServiceSet's status says against what Flux says: Failed with nothing found
+    /// below, a disagreement, or Pending or Provisioning too long.
+    fn reported(&mut self, s: &FluxService, seen: &Seen, view: &mut ServiceView) {
+        let Some(st) = s.status else { return };
+        let (ns, set_name) = (s.ss.namespace(), s.ss.name());
+        let (reported, state) = (st.state(), seen.outcome.state);
+        if reported == "Failed" && state == ServiceState::Failed && view.findings.is_empty() {
+            let failed = Failed::Flux {
+                failure_message: st.failure_message(),
+                flux: &seen.named,
+            };
+            let words = findings::service_failed(&s.label, ns, set_name, failed);
+            let f = s.at(words, s.ss.meta().id());
+            view.findings.push(self.push(f));
         }
-        view
+        if !reported.is_empty() && reported != state.as_str() {
+            let words =
+                findings::status_disagrees(&s.label, reported, &seen.named, state, &seen.reason);
+            let f = s.at(words, s.ss.meta().id());
+            view.findings.push(self.push(f));
+        }
+        let age = transition_age(st, self.options.now).filter(|a| *a > self.options.stuck_after);
+        let errors = view
+            .findings
+            .iter()
+            .any(|i| self.findings[*i].severity == Severity::Error);
+        if let (ServiceState::Pending | ServiceState::Provisioning, Some(age), false) =
+            (state, age, errors)
+        {
+            let stuck = Stuck::Flux {
+                state,
+                age,
+                stuck_after: self.options.stuck_after,
+                reason: &seen.reason,
+                message: &seen.message,
+                flux: &seen.named,
+            };
+            let words = findings::service_stuck(&s.label, ns, set_name, stuck);
+            let f = s.at(words, ObjectId::of(seen.flux));
+            view.findings.push(self.push(f));
+        }
     }
 
     /// Whether the snapshot holds objects of the kind of the Flux object's source (so that a
@@ -414,7 +385,7 @@ impl Doctor<'_, '_> {
     /// The source a Flux object reads from: the chartRef'd HelmChart or OCIRepository, the
     /// HelmChart helm-controller generates for a chart.spec (`<ns>-<name>`), or the
     /// Kustomization's sourceRef.
-    fn source_of(&self, flux: &Value) -> Option<&Value> {
+    fn source_of(&self, flux: &Value) -> Option<&'a Value> {
         let f = FluxObject(flux);
         let find = |r: &SourceRef| self.snap.find(&r.kind, &r.namespace, &r.name);
         if let Some(r) = f.chart_ref() {
@@ -448,16 +419,7 @@ fn source_failing(src: &Value) -> bool {
     })
 }
 
-fn ready_message(src: &Value) -> String {
-    Object(src)
-        .conditions()
-        .find(|c| c.type_() == "Ready" || c.type_() == "Stalled")
-        .map(|c| format!("{}: {}", c.reason(), c.message()))
-        .unwrap_or_else(|| "no Ready condition".into())
-}
-
 /// How long ago a service's lastStateTransitionTime was.
 fn transition_age(status: ServiceStatus, now: DateTime<Utc>) -> Option<Duration> {
-    let t = DateTime::parse_from_rfc3339(status.last_state_transition_time()).ok()?;
-    (now - t.with_timezone(&Utc)).to_std().ok()
+    super::age_of(status.last_state_transition_time(), now)
 }

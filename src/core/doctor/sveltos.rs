@@ -6,14 +6,19 @@
 //! rebuilt with the same translation `render` prints ([`crate::core::profile`]) to say why kcm
 //! could not write it.
 
+use std::ops::ControlFlow::{self, Break, Continue};
+
 use serde_json::Value;
 
-use super::{Doctor, Finding, Severity, codes};
+use super::findings::{
+    self, NotMatched, NotReady, NotWritten, Paused, Rebuilt, ReleaseOwner, Suspended, Words,
+};
+use super::{Doctor, Finding, SetLink, Severity, Stop};
 use crate::api::kcm::{ServiceSet, ServiceStatus};
-use crate::api::meta::{Condition, items_at};
+use crate::api::meta::{Condition, items_at, str_at};
 use crate::api::sveltos::{
-    self as sv, AGENT_NOT_HEALTHY, CLUSTER_NOT_READY, CapiCluster, ClusterRef, ClusterSummary,
-    FeatureStatus, ProfileKind, ProfileView, SveltosCluster,
+    self as sv, AGENT_NOT_HEALTHY, CLUSTER_NOT_READY, ClusterRef, ClusterSummary, FeatureStatus,
+    ProfileKind, ProfileView,
 };
 use crate::api::{ObjectId, kinds};
 use crate::core::profile::{self, Objects};
@@ -30,7 +35,7 @@ impl Objects for Snapshot<'_> {
     }
 }
 
-/// What the set-level diagnosis found, for the services.
+/// What the set-level links found, for the services.
 pub(super) struct SetContext<'a> {
     pub summary: Option<ClusterSummary<'a>>,
     pub profile: Option<ProfileView<'a>>,
@@ -40,6 +45,26 @@ pub(super) struct SetContext<'a> {
     pub blocked: Option<String>,
     /// Sveltos cannot use the cluster (its message).
     pub cluster_not_ready: Option<&'a str>,
+}
+
+/// Where the set-level links stop, and why the services are not followed further (None:
+/// as the links above said).
+struct Halt(Stop, Option<String>);
+
+/// The Profile (or ClusterProfile) kcm writes for a ServiceSet, on the way down.
+struct ProfileLink<'a> {
+    ss: ServiceSet<'a>,
+    kind: ProfileKind,
+    /// `Kind/namespace/name`.
+    display: String,
+    /// The links passed so far.
+    chain: Vec<String>,
+}
+
+impl ProfileLink<'_> {
+    fn at(&self, words: Words, object: ObjectId) -> Finding {
+        words.about(object, self.chain.clone())
+    }
 }
 
 fn condition<'a>(ss: ServiceSet<'a>, type_: &str) -> Option<Condition<'a>> {
@@ -56,368 +81,329 @@ fn disp(kind: &kinds::Kind, namespace: &str, name: &str) -> String {
 }
 
 impl<'a> Doctor<'a, '_> {
-    /// The set-level links of a Sveltos ServiceSet; pushes its findings into `set_findings`.
+    /// The set-level links of a ServiceSet of kcm's default provider.
     pub(super) fn sveltos_set(
         &mut self,
-        ss: ServiceSet<'a>,
-        provider_blocks: bool,
-        set_findings: &mut Vec<usize>,
-        ss_disp: &str,
+        set: &SetLink<'a>,
+        found: &mut Vec<usize>,
     ) -> SetContext<'a> {
-        let (ns, name) = (ss.namespace(), ss.name());
+        let ss = set.ss;
         let kind = if ss.self_management() {
             ProfileKind::ClusterProfile
         } else {
             ProfileKind::Profile
         };
-        let profile_ns = if kind == ProfileKind::Profile { ns } else { "" };
-        let profile_disp = disp(kind.kind(), profile_ns, name);
+        let namespace = if kind == ProfileKind::Profile {
+            ss.namespace()
+        } else {
+            ""
+        };
+        let display = disp(kind.kind(), namespace, ss.name());
+        let mut p = ProfileLink {
+            ss,
+            kind,
+            chain: vec![set.display.clone(), display.clone()],
+            display,
+        };
         let mut ctx = SetContext {
             summary: None,
-            profile: None,
+            profile: self
+                .snap
+                .find(kind.kind().kind, namespace, ss.name())
+                .map(ProfileView),
             kind,
-            blocked: None,
+            blocked: set
+                .provider_blocks
+                .then(|| "the provider above does not act on this ServiceSet".into()),
             cluster_not_ready: None,
         };
-        if provider_blocks {
-            ctx.blocked = Some("the provider above does not act on this ServiceSet".into());
+        if let Some(f) = self.paused(&p, ctx.profile) {
+            found.push(self.push(f));
+            ctx.blocked
+                .get_or_insert_with(|| "the ServiceSet is paused".into());
         }
-        let profile = self
-            .snap
-            .find(kind.kind().kind, profile_ns, name)
-            .map(ProfileView);
-        ctx.profile = profile;
-        let mut chain = vec![ss_disp.to_string(), profile_disp.clone()];
-
-        // Paused: the ServiceSet's annotation (Sveltos writes no status for a paused Profile).
-        let profile_paused = profile.is_some_and(|p| p.paused());
-        if ss.paused() || profile_paused {
-            let why = match (ss.paused(), profile_paused) {
-                (true, true) => format!(
-                    "ServiceSet {ns}/{name} is paused ({}) and kcm annotated {profile_disp} {}",
-                    crate::api::naming::ANNOTATION_PAUSED,
-                    sv::ANNOTATION_PROFILE_PAUSED
-                ),
-                (true, false) => format!(
-                    "ServiceSet {ns}/{name} is paused ({}); kcm adds {} to {profile_disp} on its next reconcile",
-                    crate::api::naming::ANNOTATION_PAUSED,
-                    sv::ANNOTATION_PROFILE_PAUSED
-                ),
-                _ => format!(
-                    "{profile_disp} carries {} but the ServiceSet is not paused: kcm removes it on its next reconcile",
-                    sv::ANNOTATION_PROFILE_PAUSED
-                ),
-            };
-            set_findings.push(self.push(Finding {
-                severity: Severity::Warning,
-                code: codes::SERVICESET_PAUSED,
-                object: ss.meta().id(),
-                chain: chain.clone(),
-                message: format!("{why}: Sveltos skips the Profile, nothing is deployed or updated and the service states are frozen (a paused Profile shows nothing in its status)"),
-                hint: format!("kubectl annotate serviceset -n {ns} {name} {}-", crate::api::naming::ANNOTATION_PAUSED),
-            }));
-            if ctx.blocked.is_none() {
-                ctx.blocked = Some("the ServiceSet is paused".into());
-            }
-        }
-
-        // The Profile: written, or why not (unless Profiles could not be read).
-        let cond = condition(ss, sv::COND_PROFILE);
-        if let (None, Some(i)) = (profile, self.unread(&[kind.kind().kind])) {
-            set_findings.push(i);
-            ctx.blocked = Some(format!("{profile_disp} could not be read"));
-            return ctx;
-        }
-        let not_written = cond.is_some_and(|c| c.status() == "False") || profile.is_none();
-        if not_written && !provider_blocks {
-            let rebuilt = profile::translate(&profile::Inputs {
-                service_set: ss.0,
-                objects: self.snap,
-            });
-            let mut message = match cond {
-                Some(c) if c.status() == "False" => format!(
-                    "kcm could not write {profile_disp}: ServiceSetProfile=False {}: {}",
-                    c.reason(),
-                    c.message().replace('\n', "; ")
-                ),
-                _ if self.snap.has_kind(kind.kind().kind) => {
-                    format!("{profile_disp} does not exist")
-                }
-                _ => format!(
-                    "{profile_disp} is not in the snapshot (no {} collected)",
-                    kind.kind().kind
-                ),
-            };
-            let why: Vec<String> = rebuilt
-                .diagnostics
-                .iter()
-                .filter(|d| {
-                    d.severity == Severity::Error && d.code != profile::codes::PROFILE_NOT_WRITTEN
-                })
-                .map(|d| d.message.replace('\n', "; "))
-                .collect();
-            if !why.is_empty() {
-                message.push_str(&format!(". Rebuilt as kcm builds it: {}", why.join("; ")));
-            } else if let Some(e) = rebuilt.condition.error.as_deref() {
-                message.push_str(&format!(". kcm's error: {}", e.replace('\n', "; ")));
-            } else if rebuilt.profile.is_some() && cond.is_some_and(|c| c.status() == "False") {
-                message.push_str(". Rebuilt from the objects at hand it builds now: the cause is gone or lies in the regional cluster or the API server (see kcm's Warning events)");
-            }
-            set_findings.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::PROFILE_NOT_WRITTEN,
-                object: ss.meta().id(),
-                chain: chain.clone(),
-                message,
-                hint: format!("kubectl ksm render --live {name} -n {ns}; kubectl get events -n {ns} --field-selector involvedObject.name={name}"),
-            }));
-            ctx.blocked = Some(format!("kcm wrote no {}", kind.kind().kind));
-            return ctx;
-        }
-        let Some(profile) = profile else {
-            return ctx;
-        };
-
-        // References Sveltos rewrites to the Profile's namespace.
-        if kind == ProfileKind::Profile {
-            for field in ["policyRefs", "kustomizationRefs"] {
-                for r in items_at(profile.0, &format!("/spec/{field}")) {
-                    let r_ns = crate::api::meta::str_at(r, "/namespace");
-                    if !r_ns.is_empty() && r_ns != ns {
-                        let r_kind = crate::api::meta::str_at(r, "/kind");
-                        let r_name = crate::api::meta::str_at(r, "/name");
-                        set_findings.push(self.push(Finding {
-                            severity: Severity::Warning,
-                            code: codes::REFERENCE_NAMESPACE,
-                            object: profile.meta().id(),
-                            chain: chain.clone(),
-                            message: format!("{profile_disp}: spec.{field} names {r_kind} {r_ns}/{r_name}, but Sveltos reads a Profile's {field} in the Profile's namespace: it deploys {r_kind} {ns}/{r_name} (if it exists) instead"),
-                            hint: format!("kubectl get {} -n {ns} {r_name}", r_kind.to_lowercase()),
-                        }));
-                    }
-                }
-            }
-        }
-
-        // Nil provider config: tier 100.
-        if ss.provider_config().is_none_or(Value::is_null) && profile.tier() == sv::DEFAULT_TIER {
-            set_findings.push(self.push(Finding {
-                severity: Severity::Warning,
-                code: codes::NIL_CONFIG_TIER,
-                object: ss.meta().id(),
-                chain: chain.clone(),
-                message: format!("ServiceSet {ns}/{name} has no provider config: {profile_disp} has tier 100 (it wins every conflict against ServiceSets with a priority, whose tiers are about 2.1e9) and continueOnConflict false (its first conflict stops the charts after it)"),
-                hint: "give the ClusterDeployment/MultiClusterService serviceSpec.provider.config (even {}), or leave serviceSpec.provider.name empty".into(),
-            }));
-        }
-
-        // Matching cluster → ClusterSummary.
-        let matching = profile.matching_clusters();
-        for (cluster, msg) in profile.failed_clusters() {
-            set_findings.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::PROFILE_NOT_MATCHED,
-                object: profile.meta().id(),
-                chain: chain.clone(),
-                message: format!(
-                    "{profile_disp} failed for cluster {}: {msg}",
-                    cluster.display()
-                ),
-                hint: "kubectl logs -n projectsveltos deploy/addon-controller".into(),
-            }));
-        }
-        let Some(cluster) = matching.first().cloned() else {
-            set_findings.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::PROFILE_NOT_MATCHED,
-                object: profile.meta().id(),
-                chain: chain.clone(),
-                message: format!("{profile_disp} has no status.matchingClusters: Sveltos has not reconciled it, so there is no ClusterSummary and kcm collects no service state"),
-                hint: "kubectl logs -n projectsveltos deploy/addon-controller | grep -i profile".into(),
-            }));
-            ctx.blocked = Some(format!("{profile_disp} matches no cluster yet"));
-            return ctx;
-        };
-        let cs_name = sv::cluster_summary_name(kind, name, &cluster);
-        let cs_disp = disp(&kinds::CLUSTER_SUMMARY, &cluster.namespace, &cs_name);
-        chain.push(cs_disp.clone());
-        let summary = self
-            .snap
-            .find(kinds::CLUSTER_SUMMARY.kind, &cluster.namespace, &cs_name);
-        if let (None, Some(i)) = (summary, self.unread(&[kinds::CLUSTER_SUMMARY.kind])) {
-            set_findings.push(i);
-            ctx.blocked = Some(format!("{cs_disp} could not be read"));
-            return ctx;
-        }
-        let Some(summary) = self
-            .snap
-            .find(kinds::CLUSTER_SUMMARY.kind, &cluster.namespace, &cs_name)
-            .map(ClusterSummary)
-        else {
-            let collected = self.snap.has_kind(kinds::CLUSTER_SUMMARY.kind);
-            set_findings.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::SUMMARY_MISSING,
-                object: ObjectId::new(&kinds::CLUSTER_SUMMARY, &cluster.namespace, &cs_name),
-                chain: chain.clone(),
-                message: if collected {
-                    format!("{profile_disp} matches {} but {cs_disp} does not exist: kcm keeps the last service states", cluster.display())
-                } else {
-                    format!("{cs_disp} is not in the snapshot (no ClusterSummaries collected)")
-                },
-                hint: format!("kubectl get clustersummaries -n {}", cluster.namespace),
-            }));
-            ctx.blocked = Some(format!("{cs_disp} is missing"));
-            return ctx;
-        };
-        ctx.summary = Some(summary);
-        // Sveltos copies the Profile's spec into the summary; until it has, the states are
-        // those of the previous spec.
-        // Both as the API server stores them, with the Profile CRD's defaults: a copy saved
-        // where the CRDs default less (or more) is the same spec.
-        let (spec, copied) = (
-            profile
-                .0
-                .get("spec")
-                .map(|s| with_profile_defaults(kind, s)),
-            with_profile_defaults(kind, summary.profile_spec()),
-        );
-        if let Some(spec) = spec
-            && copied != spec
+        if let Break(Halt(stop, why)) =
+            self.profile_links(&mut p, set.provider_blocks, &mut ctx, found)
         {
-            let mut fields: Vec<&str> = spec
-                .as_object()
-                .into_iter()
-                .flat_map(|m| m.iter())
-                .filter(|(k, v)| copied.get(k.as_str()) != Some(v))
-                .map(|(k, _)| k.as_str())
-                .collect();
-            fields.sort_unstable();
-            set_findings.push(self.push(Finding {
-                severity: Severity::Info,
-                code: codes::PROFILE_NOT_MATCHED,
-                object: summary.meta().id(),
-                chain: chain.clone(),
-                message: format!("{cs_disp} does not hold {profile_disp}'s current spec yet (differs in: {}): the service states are those of the spec Sveltos last copied", if fields.is_empty() { "removed fields".to_string() } else { fields.join(", ") }),
-                hint: format!("kubectl get {} -n {ns} {name} -o jsonpath='{{.status}}'", kind.kind().plural),
-            }));
+            self.stop(stop, found);
+            if why.is_some() {
+                ctx.blocked = why;
+            }
         }
+        ctx
+    }
 
-        // The cluster Sveltos cannot use: kcm hides the message.
+    /// The links below the ServiceSet, in order: the Profile, its references and tier, its
+    /// cluster, the ClusterSummary, the cluster as Sveltos sees it, the health rules.
+    fn profile_links(
+        &mut self,
+        p: &mut ProfileLink<'a>,
+        provider_blocks: bool,
+        ctx: &mut SetContext<'a>,
+        found: &mut Vec<usize>,
+    ) -> ControlFlow<Halt> {
+        let profile = self.profile_written(p, ctx.profile, provider_blocks)?;
+        for f in self.references(p, profile) {
+            found.push(self.push(f));
+        }
+        let nil_config = self.nil_config(p, profile);
+        self.note(nil_config, found);
+        let cluster = self.matching_cluster(p, profile, found)?;
+        let summary = self.cluster_summary(p, &cluster)?;
+        ctx.summary = Some(summary);
+        let spec = self.spec_copied(p, profile, summary);
+        self.note(spec, found);
         let not_ready = summary.features().find_map(|f| {
             f.failure_message()
                 .filter(|m| *m == CLUSTER_NOT_READY || *m == AGENT_NOT_HEALTHY)
         });
         if let Some(m) = not_ready {
             ctx.cluster_not_ready = Some(m);
-            let target = self.cluster_state(&cluster);
-            set_findings.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::CLUSTER_NOT_READY,
-                object: summary.meta().id(),
-                chain: chain.clone(),
-                message: format!("{cs_disp}: Sveltos reports {m:?} for every feature ({target}); kcm shows its Helm services Pending (or still Deployed) and never this message"),
-                hint: format!(
-                    "kubectl get {}.{} -n {} {} -o yaml",
-                    cluster.target_kind().plural,
-                    cluster.target_kind().group,
-                    cluster.namespace,
-                    cluster.name
-                ),
-            }));
+            let f = self.cluster_not_ready(p, &cluster, summary, m);
+            found.push(self.push(f));
         }
-        if summary.reconciliation_suspended() || !summary.failure_message().is_empty() {
-            let what = if summary.reconciliation_suspended() {
-                format!(
-                    "reconciliation is suspended ({})",
-                    match summary.suspension_reason() {
-                        "" => "no reason given",
-                        r => r,
-                    }
-                )
-            } else {
-                format!("Sveltos reports: {}", summary.failure_message())
+        let suspended = summary_suspended(p, &cluster, summary);
+        self.note(suspended, found);
+        let rules = health_rules(p.ss);
+        self.note(rules, found);
+        Continue(())
+    }
+
+    /// Paused: the ServiceSet's annotation (Sveltos writes no status for a paused Profile),
+    /// or the Profile's.
+    fn paused(&self, p: &ProfileLink, profile: Option<ProfileView>) -> Option<Finding> {
+        let profile_paused = profile.is_some_and(|p| p.paused());
+        let set_paused = p.ss.paused();
+        (set_paused || profile_paused).then(|| {
+            let paused = Paused::Sveltos {
+                profile: &p.display,
+                set_paused,
+                profile_paused,
             };
-            set_findings.push(self.push(Finding {
-                severity: Severity::Warning,
-                code: codes::SUMMARY_SUSPENDED,
-                object: summary.meta().id(),
-                chain: chain.clone(),
-                message: format!("{cs_disp}: {what}"),
-                hint: format!(
-                    "kubectl get clustersummary -n {} {cs_name} -o yaml",
-                    cluster.namespace
-                ),
-            }));
-        }
-        // Health rules kcm could not load.
-        if let Some(c) = condition(ss, sv::COND_HEALTH_RULES).filter(|c| c.status() == "False") {
-            set_findings.push(self.push(Finding {
-                severity: Severity::Error,
-                code: codes::HEALTH_RULES_INVALID,
-                object: ss.meta().id(),
-                chain: vec![ss_disp.to_string()],
-                message: format!("kcm cannot load the health rules of ServiceSet {ns}/{name} ({}): {}; its verifier does not run, so Helm services are not promoted to Deployed nor their version stamped", c.reason(), c.message()),
-                hint: format!("kubectl get configmaps -A -l {}", sv::LABEL_HEALTH_RULE_TARGET),
-            }));
-        }
-        ctx
+            let words = findings::serviceset_paused(p.ss.namespace(), p.ss.name(), paused);
+            p.at(words, p.ss.meta().id())
+        })
     }
 
-    /// The target cluster as Sveltos judges it, in words.
-    fn cluster_state(&self, cluster: &ClusterRef) -> String {
-        let target = self.snap.find(
-            cluster.target_kind().kind,
-            &cluster.namespace,
-            &cluster.name,
-        );
-        match target {
-            None if self.snap.has_kind(cluster.target_kind().kind) => {
-                format!("{} does not exist", cluster.display())
-            }
-            None => format!("{} is not in the snapshot", cluster.display()),
-            Some(t) if cluster.is_sveltos() => {
-                let s = SveltosCluster(t);
-                let mut m = format!("{}: ready={}", cluster.display(), s.ready());
-                if !s.connection_status().is_empty() {
-                    m.push_str(&format!(", connectionStatus {}", s.connection_status()));
-                }
-                if !s.failure_message().is_empty() {
-                    m.push_str(&format!(", {}", s.failure_message()));
-                }
-                m
-            }
-            Some(t) => format!(
-                "{}: control plane initialized: {}",
-                cluster.display(),
-                CapiCluster(t).control_plane_initialized()
-            ),
-        }
-    }
-
-    /// Who owns a ClusterSummary: (its display, its Profile's display, the ServiceSet's
-    /// display, its tier).
-    pub(super) fn summary_owner(
+    /// The Profile: written, or why not (unless Profiles could not be read); kcm does not
+    /// write it while the provider blocks, and nothing more is said then.
+    fn profile_written(
         &self,
-        namespace: &str,
-        name: &str,
-    ) -> (String, String, String, Option<i64>) {
-        let cs_disp = disp(&kinds::CLUSTER_SUMMARY, namespace, name);
+        p: &ProfileLink,
+        profile: Option<ProfileView<'a>>,
+        provider_blocks: bool,
+    ) -> ControlFlow<Halt, ProfileView<'a>> {
+        let kind = p.kind.kind().kind;
+        if let (None, Some(i)) = (profile, self.unread(&[kind])) {
+            let why = format!("{} could not be read", p.display);
+            return Break(Halt(Stop::Cited(i), Some(why)));
+        }
+        let cond = condition(p.ss, sv::COND_PROFILE);
+        let refused = cond.filter(|c| c.status() == "False");
+        if (refused.is_none() && profile.is_some()) || provider_blocks {
+            return profile.map_or(Break(Halt(Stop::Quiet, None)), Continue);
+        }
+        let rebuilt = profile::translate(&profile::Inputs {
+            service_set: p.ss.0,
+            objects: self.snap,
+        });
+        let why = match refused {
+            Some(c) => NotWritten::Condition(c.reason(), c.message()),
+            None if self.snap.has_kind(kind) => NotWritten::Missing,
+            None => NotWritten::NotCollected(kind),
+        };
+        let errors: Vec<String> = rebuilt
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.severity == Severity::Error && d.code != profile::codes::PROFILE_NOT_WRITTEN
+            })
+            .map(|d| d.message.replace('\n', "; "))
+            .collect();
+        let rebuilt = if !errors.is_empty() {
+            Rebuilt::Errors(errors)
+        } else if let Some(e) = rebuilt.condition.error.as_deref() {
+            Rebuilt::KcmError(e)
+        } else if rebuilt.profile.is_some() && refused.is_some() {
+            Rebuilt::BuildsNow
+        } else {
+            Rebuilt::Nothing
+        };
+        let (ns, name) = (p.ss.namespace(), p.ss.name());
+        let words = findings::profile_not_written(ns, name, &p.display, why, rebuilt);
+        let why = format!("kcm wrote no {kind}");
+        Break(Halt(Stop::At(p.at(words, p.ss.meta().id())), Some(why)))
+    }
+
+    /// References Sveltos rewrites to the Profile's namespace.
+    fn references(&self, p: &ProfileLink, profile: ProfileView) -> Vec<Finding> {
+        if p.kind != ProfileKind::Profile {
+            return Vec::new();
+        }
+        let ns = p.ss.namespace();
+        let mut out = Vec::new();
+        for field in ["policyRefs", "kustomizationRefs"] {
+            for r in items_at(profile.0, &format!("/spec/{field}")) {
+                let r_ns = str_at(r, "/namespace");
+                if !r_ns.is_empty() && r_ns != ns {
+                    let (r_kind, r_name) = (str_at(r, "/kind"), str_at(r, "/name"));
+                    let words =
+                        findings::reference_namespace(&p.display, field, r_kind, r_ns, r_name, ns);
+                    out.push(p.at(words, profile.meta().id()));
+                }
+            }
+        }
+        out
+    }
+
+    /// A nil provider config: tier 100.
+    fn nil_config(&self, p: &ProfileLink, profile: ProfileView) -> Option<Finding> {
+        let nil = p.ss.provider_config().is_none_or(Value::is_null);
+        (nil && profile.tier() == sv::DEFAULT_TIER).then(|| {
+            let words = findings::nil_config_tier(p.ss.namespace(), p.ss.name(), &p.display);
+            p.at(words, p.ss.meta().id())
+        })
+    }
+
+    /// The Profile's matching cluster (the first), after the clusters it failed for.
+    fn matching_cluster(
+        &mut self,
+        p: &ProfileLink,
+        profile: ProfileView,
+        found: &mut Vec<usize>,
+    ) -> ControlFlow<Halt, ClusterRef> {
+        let matching = profile.matching_clusters();
+        for (cluster, msg) in profile.failed_clusters() {
+            let how = NotMatched::Failed(&cluster.display(), msg);
+            let f = p.at(
+                findings::profile_not_matched(&p.display, how),
+                profile.meta().id(),
+            );
+            found.push(self.push(f));
+        }
+        match matching.first() {
+            Some(cluster) => Continue(cluster.clone()),
+            None => {
+                let words = findings::profile_not_matched(&p.display, NotMatched::NoCluster);
+                let why = format!("{} matches no cluster yet", p.display);
+                Break(Halt(Stop::At(p.at(words, profile.meta().id())), Some(why)))
+            }
+        }
+    }
+
+    /// The cluster's ClusterSummary of the Profile (unless ClusterSummaries could not be
+    /// read); the chain goes on through it.
+    fn cluster_summary(
+        &self,
+        p: &mut ProfileLink,
+        cluster: &ClusterRef,
+    ) -> ControlFlow<Halt, ClusterSummary<'a>> {
+        let cs_name = sv::cluster_summary_name(p.kind, p.ss.name(), cluster);
+        let cs_disp = disp(&kinds::CLUSTER_SUMMARY, &cluster.namespace, &cs_name);
+        p.chain.push(cs_disp.clone());
+        let summary = self
+            .snap
+            .find(kinds::CLUSTER_SUMMARY.kind, &cluster.namespace, &cs_name);
+        if let Some(summary) = summary {
+            return Continue(ClusterSummary(summary));
+        }
+        if let Some(i) = self.unread(&[kinds::CLUSTER_SUMMARY.kind]) {
+            return Break(Halt(
+                Stop::Cited(i),
+                Some(format!("{cs_disp} could not be read")),
+            ));
+        }
+        let collected = self.snap.has_kind(kinds::CLUSTER_SUMMARY.kind);
+        let words = findings::summary_missing(&p.display, cluster, &cs_disp, collected);
+        let object = ObjectId::new(&kinds::CLUSTER_SUMMARY, &cluster.namespace, &cs_name);
+        let why = format!("{cs_disp} is missing");
+        Break(Halt(Stop::At(p.at(words, object)), Some(why)))
+    }
+
+    /// Sveltos copies the Profile's spec into the summary; until it has, the states are
+    /// those of the previous spec. Both compared as the API server stores them, with the
+    /// Profile CRD's defaults: a copy saved where the CRDs default less (or more) is the
+    /// same spec.
+    fn spec_copied(
+        &self,
+        p: &ProfileLink,
+        profile: ProfileView,
+        summary: ClusterSummary,
+    ) -> Option<Finding> {
+        let spec = profile
+            .0
+            .get("spec")
+            .map(|s| with_profile_defaults(p.kind, s))?;
+        let copied = with_profile_defaults(p.kind, summary.profile_spec());
+        if copied == spec {
+            return None;
+        }
+        let mut fields: Vec<&str> = spec
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .filter(|(k, v)| copied.get(k.as_str()) != Some(v))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        fields.sort_unstable();
+        let cs = summary.meta();
+        let how = NotMatched::NotCopied {
+            summary: &disp(&kinds::CLUSTER_SUMMARY, cs.namespace(), cs.name()),
+            fields: &fields,
+            plural: p.kind.kind().plural,
+            namespace: p.ss.namespace(),
+            name: p.ss.name(),
+        };
+        let words = findings::profile_not_matched(&p.display, how);
+        Some(p.at(words, summary.meta().id()))
+    }
+
+    /// The cluster Sveltos cannot use (`message`): kcm hides the message.
+    fn cluster_not_ready(
+        &self,
+        p: &ProfileLink,
+        cluster: &ClusterRef,
+        summary: ClusterSummary,
+        message: &str,
+    ) -> Finding {
+        let target_kind = cluster.target_kind().kind;
+        let cs = summary.meta();
+        let at = NotReady::Summary {
+            summary: &disp(&kinds::CLUSTER_SUMMARY, cs.namespace(), cs.name()),
+            cluster,
+            target: self
+                .snap
+                .find(target_kind, &cluster.namespace, &cluster.name),
+            collected: self.snap.has_kind(target_kind),
+        };
+        p.at(
+            findings::cluster_not_ready(message, at),
+            summary.meta().id(),
+        )
+    }
+
+    /// Who owns a ClusterSummary: its display, its Profile's, the ServiceSet's, its tier.
+    pub(super) fn summary_owner(&self, namespace: &str, name: &str) -> ReleaseOwner {
+        let owner = |profile: &str, service_set: &str, tier| ReleaseOwner {
+            summary: disp(&kinds::CLUSTER_SUMMARY, namespace, name),
+            profile: profile.into(),
+            service_set: service_set.into(),
+            tier,
+        };
         let Some(cs) = self
             .snap
             .find(kinds::CLUSTER_SUMMARY.kind, namespace, name)
             .map(ClusterSummary)
         else {
-            return (
-                cs_disp,
-                "its Profile (ClusterSummary not in the snapshot)".into(),
-                "?".into(),
+            return owner(
+                "its Profile (ClusterSummary not in the snapshot)",
+                "?",
                 None,
             );
         };
         let tier = Some(cs.tier());
         let Some((kind, profile)) = cs.profile() else {
-            return (cs_disp, "?".into(), "?".into(), tier);
+            return owner("?", "?", tier);
         };
         let p_ns = if kind == ProfileKind::Profile {
             namespace
@@ -425,16 +411,16 @@ impl<'a> Doctor<'a, '_> {
             ""
         };
         let p_disp = disp(kind.kind(), p_ns, profile);
-        let owner = self
+        let set = self
             .snap
             .find(kind.kind().kind, p_ns, profile)
             .and_then(|p| {
                 items_at(p, "/metadata/ownerReferences")
                     .iter()
-                    .find(|r| crate::api::meta::str_at(r, "/kind") == kinds::SERVICE_SET.kind)
-                    .map(|r| crate::api::meta::str_at(r, "/name"))
+                    .find(|r| str_at(r, "/kind") == kinds::SERVICE_SET.kind)
+                    .map(|r| str_at(r, "/name"))
             });
-        let ss_disp = match owner {
+        let ss_disp = match set {
             Some(n) => disp(
                 &kinds::SERVICE_SET,
                 if p_ns.is_empty() { "?" } else { p_ns },
@@ -442,8 +428,34 @@ impl<'a> Doctor<'a, '_> {
             ),
             None => "no ServiceSet (not written by kcm)".into(),
         };
-        (cs_disp, p_disp, ss_disp, tier)
+        owner(&p_disp, &ss_disp, tier)
     }
+}
+
+/// Sveltos suspended the ClusterSummary, or reports a reconcile-level failure.
+fn summary_suspended(
+    p: &ProfileLink,
+    cluster: &ClusterRef,
+    summary: ClusterSummary,
+) -> Option<Finding> {
+    let why = if summary.reconciliation_suspended() {
+        Suspended::Reconciliation(summary.suspension_reason())
+    } else if !summary.failure_message().is_empty() {
+        Suspended::Failure(summary.failure_message())
+    } else {
+        return None;
+    };
+    let cs = summary.meta();
+    let cs_disp = disp(&kinds::CLUSTER_SUMMARY, cs.namespace(), cs.name());
+    let words = findings::summary_suspended(&cs_disp, &cluster.namespace, cs.name(), why);
+    Some(p.at(words, cs.id()))
+}
+
+/// Health rules kcm could not load.
+fn health_rules(ss: ServiceSet) -> Option<Finding> {
+    let c = condition(ss, sv::COND_HEALTH_RULES).filter(|c| c.status() == "False")?;
+    let words = findings::health_rules_invalid(ss.namespace(), ss.name(), c.reason(), c.message());
+    Some(words.about(ss.meta().id(), vec![ss.meta().display()]))
 }
 
 /// The ServiceSet status entry of a service.
