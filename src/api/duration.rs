@@ -325,6 +325,37 @@ mod tests {
     }
 
     #[test]
+    fn go_edges() {
+        // A sign, then a bare 0 (the one number without a unit).
+        for zero in ["0", "+0", "-0", "0s", "-0s"] {
+            assert_eq!(parse_go(zero), Ok(0), "{zero}");
+        }
+        assert!(parse_go("00").is_err());
+        assert!(parse_go("+").is_err());
+        assert_eq!(parse_go(".5s"), Ok(500_000_000));
+        assert_eq!(parse_go("1.s"), Ok(1_000_000_000));
+        assert_eq!(parse_go("+1m"), Ok(60_000_000_000));
+        // Micro: us, MICRO SIGN (U+00B5) and GREEK SMALL LETTER MU (U+03BC).
+        for micro in ["3us", "3\u{b5}s", "3\u{3bc}s"] {
+            assert_eq!(parse_go(micro), Ok(3_000), "{micro}");
+        }
+        // 1<<63 nanoseconds: a negative duration may reach it, a positive one may not.
+        assert_eq!(parse_go("9223372036854775807ns"), Ok(i64::MAX));
+        assert!(parse_go("9223372036854775808ns").is_err());
+        assert_eq!(parse_go("-9223372036854775808ns"), Ok(i64::MIN));
+        assert!(parse_go("-9223372036854775809ns").is_err());
+        assert_eq!(parse_go("-2562047h47m16.854775808s"), Ok(i64::MIN));
+        assert!(parse_go("2562047h47m16.854775808s").is_err());
+        assert!(parse_go("2562048h").is_err());
+        // Fraction digits beyond what fits are dropped, not an error.
+        assert_eq!(parse_go("1.0000000000000000000001s"), Ok(1_000_000_000));
+        assert_eq!(
+            parse_go("1").unwrap_err(),
+            "time: missing unit in duration \"1\""
+        );
+    }
+
+    #[test]
     fn flags() {
         assert_eq!(flag_or_zero("0"), Ok(Duration::ZERO));
         assert_eq!(flag_or_zero("2m"), Ok(Duration::from_secs(120)));

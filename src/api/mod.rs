@@ -7,6 +7,7 @@
 //!   and MultiClusterService, HelmRelease/Kustomization and their sources);
 //! - [`sveltos`]: kcm's default provider: its adapter's facts, the Sveltos objects;
 //! - [`naming`]: the naming and labelling rules of the Flux adapter and of kcm;
+//! - [`status`]: what the API server omits from the status of the built-in workload kinds;
 //! - the primitives: [`names`] (DNS-1123 names, label syntax), [`selector`] (label
 //!   selectors), [`duration`] (Go durations and the Flux duration pattern).
 //!
@@ -20,6 +21,7 @@ pub mod meta;
 pub mod names;
 pub mod naming;
 pub mod selector;
+pub mod status;
 pub mod sveltos;
 
 pub use kinds::Kind;

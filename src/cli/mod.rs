@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-use crate::cluster::ClusterArgs;
+use crate::cluster::ConnectOptions;
 
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FINDINGS: u8 = 1;
@@ -84,6 +84,46 @@ pub struct GlobalArgs {
     pub verbosity: u8,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+}
+
+/// kubectl's connection flags, taken before or after the subcommand.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Cluster options (live reads)")]
+pub struct ClusterArgs {
+    /// Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then
+    /// ~/.kube/config, then the in-cluster service account)
+    #[arg(long, value_name = "PATH", global = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use
+    #[arg(long, value_name = "NAME", global = true)]
+    pub context: Option<String>,
+    /// The namespace (default: the context's)
+    #[arg(short = 'n', long, value_name = "NAMESPACE", global = true)]
+    pub namespace: Option<String>,
+    /// How long to wait for one request: seconds, or a duration (30, 30s, 1m); 0 waits forever
+    /// [default: 60s, the API server's own limit for a get or a list]
+    #[arg(long, value_name = "DURATION", global = true, value_parser = crate::api::duration::request_timeout)]
+    pub request_timeout: Option<std::time::Duration>,
+    /// User to impersonate for the requests (e.g. the SMP's service account,
+    /// system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)
+    #[arg(long = "as", value_name = "USER", global = true)]
+    pub as_user: Option<String>,
+    /// Group to impersonate (repeat for several); needs --as
+    #[arg(long = "as-group", value_name = "GROUP", global = true)]
+    pub as_group: Vec<String>,
+}
+
+impl From<&ClusterArgs> for ConnectOptions {
+    fn from(a: &ClusterArgs) -> ConnectOptions {
+        ConnectOptions {
+            kubeconfig: a.kubeconfig.clone(),
+            context: a.context.clone(),
+            namespace: a.namespace.clone(),
+            request_timeout: a.request_timeout,
+            as_user: a.as_user.clone(),
+            as_group: a.as_group.clone(),
+        }
+    }
 }
 
 /// Every output format; each subcommand accepts (and its help lists) only those it supports.

@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{CliError, CliResult, EXIT_OK, GlobalArgs, Io};
+use crate::cluster::ConnectOptions;
 use crate::controller::{self, Options};
 
 #[derive(Debug, Args)]
@@ -101,6 +102,6 @@ pub fn run(args: &RunArgs, global: &GlobalArgs, _io: &mut Io) -> CliResult {
         shard,
         watch_timeout: args.watch_timeout,
     };
-    controller::run(&global.cluster, opts).map_err(CliError::Fatal)?;
+    controller::run(&ConnectOptions::from(&global.cluster), opts).map_err(CliError::Fatal)?;
     Ok(EXIT_OK)
 }

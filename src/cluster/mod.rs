@@ -7,7 +7,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::{ApiCapabilities, ApiGroup, ApiResource, Discovery, Scope};
@@ -22,30 +21,17 @@ pub mod http;
 /// Page size of every list.
 pub const PAGE_SIZE: u32 = 500;
 
-/// kubectl's connection flags, taken before or after the subcommand.
-#[derive(Debug, Args, Clone, Default)]
-#[command(next_help_heading = "Cluster options (live reads)")]
-pub struct ClusterArgs {
-    /// Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then
-    /// ~/.kube/config, then the in-cluster service account)
-    #[arg(long, value_name = "PATH", global = true)]
+/// How to reach the cluster: what kubectl's connection flags say (`cli::ConnectOptions`).
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    /// The kubeconfig file; None: KUBECONFIG, then ~/.kube/config, then in-cluster.
     pub kubeconfig: Option<PathBuf>,
-    /// The kubeconfig context to use
-    #[arg(long, value_name = "NAME", global = true)]
     pub context: Option<String>,
-    /// The namespace (default: the context's)
-    #[arg(short = 'n', long, value_name = "NAMESPACE", global = true)]
     pub namespace: Option<String>,
-    /// How long to wait for one request: seconds, or a duration (30, 30s, 1m); 0 waits forever
-    /// [default: 60s, the API server's own limit for a get or a list]
-    #[arg(long, value_name = "DURATION", global = true, value_parser = crate::api::duration::request_timeout)]
+    /// How long one request may take; None: [`DEFAULT_REQUEST_TIMEOUT`], zero: forever.
     pub request_timeout: Option<Duration>,
-    /// User to impersonate for the requests (e.g. the SMP's service account,
-    /// system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)
-    #[arg(long = "as", value_name = "USER", global = true)]
+    /// The user and groups to impersonate.
     pub as_user: Option<String>,
-    /// Group to impersonate (repeat for several); needs --as
-    #[arg(long = "as-group", value_name = "GROUP", global = true)]
     pub as_group: Vec<String>,
 }
 
@@ -55,7 +41,7 @@ pub struct ClusterArgs {
 /// and never answers is an error within a minute (kubectl would wait forever).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-impl ClusterArgs {
+impl ConnectOptions {
     /// The time one request may take; None waits forever (`--request-timeout 0`).
     pub fn timeout(&self) -> Option<Duration> {
         match self.request_timeout {
@@ -119,7 +105,8 @@ pub const GROUPS: &[&str] = &[
 ];
 
 impl Cluster {
-    pub fn connect(args: &ClusterArgs) -> Result<Cluster, ClusterError> {
+    pub fn connect(options: impl Into<ConnectOptions>) -> Result<Cluster, ClusterError> {
+        let args = &options.into();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -432,7 +419,7 @@ pub fn user_agent() -> String {
     )
 }
 
-pub async fn load_config(args: &ClusterArgs) -> Result<Config, ClusterError> {
+pub async fn load_config(args: &ConnectOptions) -> Result<Config, ClusterError> {
     let mut config = load_kubeconfig(args).await?;
     if let Ok(agent) = ::http::HeaderValue::from_str(&user_agent()) {
         config.headers.push((::http::header::USER_AGENT, agent));
@@ -450,7 +437,7 @@ pub async fn load_config(args: &ClusterArgs) -> Result<Config, ClusterError> {
 /// `--as`/`--as-group`: the user and groups to impersonate, over the kubeconfig user's
 /// `as`/`as-groups`; kube's client sends them as Impersonate-User and Impersonate-Group
 /// headers, as kubectl does.
-fn impersonate(config: &mut Config, args: &ClusterArgs) -> Result<(), ClusterError> {
+fn impersonate(config: &mut Config, args: &ConnectOptions) -> Result<(), ClusterError> {
     if let Some(user) = &args.as_user {
         config.auth_info.impersonate = Some(user.clone());
     }
@@ -478,7 +465,7 @@ fn impersonate(config: &mut Config, args: &ClusterArgs) -> Result<(), ClusterErr
     Ok(())
 }
 
-async fn load_kubeconfig(args: &ClusterArgs) -> Result<Config, ClusterError> {
+async fn load_kubeconfig(args: &ConnectOptions) -> Result<Config, ClusterError> {
     let options = KubeConfigOptions {
         context: args.context.clone(),
         ..KubeConfigOptions::default()
@@ -843,9 +830,9 @@ mod tests {
 
     #[test]
     fn request_timeout_defaults_to_the_api_servers_own_limit() {
-        let args = |t: Option<Duration>| ClusterArgs {
+        let args = |t: Option<Duration>| ConnectOptions {
             request_timeout: t,
-            ..ClusterArgs::default()
+            ..ConnectOptions::default()
         };
         assert_eq!(args(None).timeout(), Some(Duration::from_secs(60)));
         assert_eq!(args(Some(Duration::ZERO)).timeout(), None);

@@ -42,7 +42,7 @@ use tracing::{debug, error, info};
 use crate::api::kcm::ServiceSet;
 use crate::api::kinds;
 use crate::api::selector::Selector;
-use crate::cluster::{self, ClusterArgs, with_type};
+use crate::cluster::{self, ConnectOptions, with_type};
 use crate::core::adapter;
 use context::{Ctx, Kinds};
 use gather::templates_of;
@@ -159,7 +159,7 @@ impl Options {
 }
 
 /// Runs the controller until SIGTERM/SIGINT (graceful) or a fatal error.
-pub fn run(cluster_args: &ClusterArgs, opts: Options) -> Result<(), String> {
+pub fn run(cluster_args: &ConnectOptions, opts: Options) -> Result<(), String> {
     init_logs(opts.json_logs);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -185,7 +185,7 @@ fn init_logs(json: bool) {
     };
 }
 
-async fn run_async(cluster_args: &ClusterArgs, opts: Options) -> Result<(), String> {
+async fn run_async(cluster_args: &ConnectOptions, opts: Options) -> Result<(), String> {
     let metrics = Arc::new(Metrics::default());
     let health = Arc::new(http::Health::default());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

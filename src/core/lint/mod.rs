@@ -501,6 +501,31 @@ pub(crate) mod test_support {
             .collect()
     }
 
+    /// An SMP whose adapter rule is `rule` (YAML text after `readinessRule: `, line 11).
+    pub fn smp_with_rule(rule: &str) -> String {
+        format!(
+            "\
+apiVersion: k0rdent.mirantis.com/v1beta1
+kind: StateManagementProvider
+metadata:
+  name: ksm-flux
+spec:
+  adapter:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: flux-adapter
+    namespace: kcm-system
+    readinessRule: {rule}
+  provisioner: []
+  provisionerCRDs: []
+  selector:
+    matchLabels:
+      ksm.k0rdent.mirantis.com/adapter: flux-adapter
+  suspend: false
+"
+        )
+    }
+
     /// Only the lines of one code.
     pub fn lint_code(text: &str, code: &str) -> Vec<String> {
         lint_text(text)

@@ -6,9 +6,11 @@ use super::*;
 impl Duration {
     /// Go's `time.ParseDuration`; cel-go reports any failure as a conversion error.
     pub fn parse(s: &str) -> Result<Duration, String> {
-        parse_go_duration(s).ok_or_else(|| {
-            "type conversion error from 'string' to 'google.protobuf.Duration'".to_string()
-        })
+        crate::api::duration::parse_go(s)
+            .map(|nanos| Duration { nanos })
+            .map_err(|_| {
+                "type conversion error from 'string' to 'google.protobuf.Duration'".to_string()
+            })
     }
 
     /// Go's `Duration.Seconds()`.
@@ -62,110 +64,4 @@ impl Duration {
             _ => 0,
         }
     }
-}
-
-/// Go's `time.ParseDuration`.
-fn parse_go_duration(s: &str) -> Option<Duration> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let mut neg = false;
-    if let Some(&c) = b.first()
-        && (c == b'-' || c == b'+')
-    {
-        neg = c == b'-';
-        i = 1;
-    }
-    if &s[i..] == "0" {
-        return Some(Duration { nanos: 0 });
-    }
-    if i == b.len() {
-        return None;
-    }
-    const LIMIT: u64 = 1 << 63;
-    let mut d: u64 = 0;
-    while i < b.len() {
-        if !(b[i] == b'.' || b[i].is_ascii_digit()) {
-            return None;
-        }
-        // leading int
-        let start = i;
-        let mut v: u64 = 0;
-        while i < b.len() && b[i].is_ascii_digit() {
-            if v > LIMIT / 10 {
-                return None;
-            }
-            v = v * 10 + (b[i] - b'0') as u64;
-            if v > LIMIT {
-                return None;
-            }
-            i += 1;
-        }
-        let pre = i != start;
-        // fraction
-        let mut f: u64 = 0;
-        let mut scale: f64 = 1.0;
-        let mut post = false;
-        if i < b.len() && b[i] == b'.' {
-            i += 1;
-            let fs = i;
-            let mut overflow = false;
-            while i < b.len() && b[i].is_ascii_digit() {
-                if !overflow {
-                    if f > (LIMIT - 1) / 10 {
-                        overflow = true;
-                    } else {
-                        let y = f * 10 + (b[i] - b'0') as u64;
-                        if y > LIMIT {
-                            overflow = true;
-                        } else {
-                            f = y;
-                            scale *= 10.0;
-                        }
-                    }
-                }
-                i += 1;
-            }
-            post = i != fs;
-        }
-        if !pre && !post {
-            return None;
-        }
-        // unit
-        let us = i;
-        while i < b.len() && !(b[i] == b'.' || b[i].is_ascii_digit()) {
-            i += 1;
-        }
-        let unit: u64 = match &s[us..i] {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return None,
-        };
-        if v > LIMIT / unit {
-            return None;
-        }
-        v *= unit;
-        if f > 0 {
-            v += (f as f64 * (unit as f64 / scale)) as u64;
-            if v > LIMIT {
-                return None;
-            }
-        }
-        d += v;
-        if d > LIMIT {
-            return None;
-        }
-    }
-    if neg {
-        return Some(Duration {
-            nanos: (d as i64).wrapping_neg(),
-        });
-    }
-    if d > LIMIT - 1 {
-        return None;
-    }
-    Some(Duration { nanos: d as i64 })
 }

@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn points_at_the_api_version_value() {
-        let text = crate::core::lint::rules::rule_type::tests::smp_with_rule("\"\"")
+        let text = crate::core::lint::test_support::smp_with_rule("\"\"")
             .replace("apiVersion: apps/v1", "apiVersion: apps");
         let found = lint_code(&text, "KSM301");
         assert_eq!(found.len(), 1, "{found:?}");

@@ -3,7 +3,7 @@
 //! `StateManagementProviderConfigFromServiceSpec`).
 
 use crate::api::kcm::{DEFAULT_PROVIDER, DEPRECATED_SERVICE_SPEC_FIELDS, ServiceSource};
-use crate::core::lint::{Context, RuleInfo, Target, key};
+use crate::core::lint::{Context, RuleInfo, key};
 use crate::diag::{Diagnostic, Severity};
 
 pub static INFO: RuleInfo = RuleInfo {
@@ -48,12 +48,6 @@ Move the value into `spec.serviceSpec.provider.config` (for `ksm-projectsveltos`
 };
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    if !matches!(
-        ctx.target,
-        Target::ClusterDeployment | Target::MultiClusterService
-    ) {
-        return;
-    }
     let source = ServiceSource(ctx.json());
     let Some(spec) = source.service_spec() else {
         return;

@@ -58,8 +58,7 @@ fn name_of<'a>(ctx: &'a Context, site: &crate::core::lint::RuleSite) -> &'a str 
 
 #[cfg(test)]
 mod tests {
-    use crate::core::lint::rules::rule_type::tests::smp_with_rule;
-    use crate::core::lint::test_support::lint_code;
+    use crate::core::lint::test_support::{lint_code, smp_with_rule};
 
     #[test]
     fn empty_rule_warns_and_blank_rule_is_a_syntax_error() {

@@ -4,7 +4,7 @@
 //! `selfManagement` there is no other target.
 
 use crate::api::kcm::ServiceSource;
-use crate::core::lint::{Context, RuleInfo, Target, key};
+use crate::core::lint::{Context, RuleInfo, key};
 use crate::diag::{Diagnostic, Severity};
 
 pub static INFO: RuleInfo = RuleInfo {
@@ -45,9 +45,6 @@ Select the clusters by label (`matchLabels: {group: demo}`), or set
 };
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    if ctx.target != Target::MultiClusterService {
-        return;
-    }
     let mcs = ServiceSource(ctx.json());
     // Without services there is nothing to deploy anyway (a status-only excerpt, say).
     if mcs.services().is_empty() || mcs.self_management() || !mcs.selects_no_cluster() {

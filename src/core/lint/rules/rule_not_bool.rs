@@ -50,8 +50,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::core::lint::rules::rule_type::tests::smp_with_rule;
-    use crate::core::lint::test_support::lint_code;
+    use crate::core::lint::test_support::{lint_code, smp_with_rule};
 
     #[test]
     fn non_bool_types_are_reported() {

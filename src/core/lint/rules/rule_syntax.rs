@@ -31,29 +31,17 @@ against a saved object.
 ",
 };
 
-/// Whether a compile error comes from parsing (as opposed to type checking).
-pub fn is_syntax(e: &cel::CompileError) -> bool {
-    e.kind == cel::CompileErrorKind::Syntax
-}
-
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    for site in &ctx.rules {
-        let Err(errors) = &*site.compiled else {
-            continue;
-        };
-        for e in errors.iter().filter(|e| is_syntax(e)) {
-            out.push(super::rule_type::compile_diag(ctx, site, &INFO, e));
-        }
-    }
+    super::compile_errors(ctx, &INFO, cel::CompileErrorKind::Syntax, out);
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::core::lint::test_support::lint_code;
+    use crate::core::lint::test_support::{lint_code, smp_with_rule};
 
     #[test]
     fn points_inside_the_block_scalar() {
-        let text = crate::core::lint::rules::rule_type::tests::smp_with_rule(
+        let text = smp_with_rule(
             "|-\n      self.status.readyReplicas ==\n        self.status.replicas &&",
         );
         let found = lint_code(&text, "KSM201");
@@ -63,8 +51,7 @@ mod tests {
 
     #[test]
     fn optional_syntax_is_refused_like_kcm() {
-        let text =
-            crate::core::lint::rules::rule_type::tests::smp_with_rule("self.?status.hasValue()");
+        let text = smp_with_rule("self.?status.hasValue()");
         assert_eq!(lint_code(&text, "KSM201").len(), 1);
     }
 }

@@ -1,7 +1,7 @@
 //! KSM202: a readiness rule that parses but fails kcm's type check.
 
 use crate::core::cel;
-use crate::core::lint::{Context, RuleInfo, RuleSite};
+use crate::core::lint::{Context, RuleInfo};
 use crate::diag::{Diagnostic, Severity};
 
 pub static INFO: RuleInfo = RuleInfo {
@@ -35,67 +35,12 @@ functions, and compare numbers of the same type (`1 == 1`, `double(x) < 1.5`).
 };
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    for site in &ctx.rules {
-        let Err(errors) = &*site.compiled else {
-            continue;
-        };
-        for e in errors.iter().filter(|e| !super::rule_syntax::is_syntax(e)) {
-            out.push(compile_diag(ctx, site, &INFO, e));
-        }
-    }
-}
-
-/// A diagnostic for a compile error, pointing inside the rule where the error is.
-pub fn compile_diag(
-    ctx: &Context,
-    site: &RuleSite,
-    info: &RuleInfo,
-    e: &cel::CompileError,
-) -> Diagnostic {
-    let span = match &e.span {
-        Some(r) => ctx.rule_span(site, r.clone()),
-        None => site.node.span.clone(),
-    };
-    ctx.diag(
-        info,
-        format!("readiness rule does not compile: {}", e.message),
-        span,
-    )
-    .label("here")
-    .help(
-        "kcm would set the condition False with reason FailedToEvaluateReadiness; try the \
-             rule with `kubectl ksm eval RULE -f object.yaml`",
-    )
+    super::compile_errors(ctx, &INFO, cel::CompileErrorKind::Check, out);
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use crate::core::lint::test_support::lint_code;
-
-    /// An SMP whose adapter rule is `rule` (YAML text after `readinessRule: `, line 11).
-    pub fn smp_with_rule(rule: &str) -> String {
-        format!(
-            "\
-apiVersion: k0rdent.mirantis.com/v1beta1
-kind: StateManagementProvider
-metadata:
-  name: ksm-flux
-spec:
-  adapter:
-    apiVersion: apps/v1
-    kind: Deployment
-    name: flux-adapter
-    namespace: kcm-system
-    readinessRule: {rule}
-  provisioner: []
-  provisionerCRDs: []
-  selector:
-    matchLabels:
-      ksm.k0rdent.mirantis.com/adapter: flux-adapter
-  suspend: false
-"
-        )
-    }
+mod tests {
+    use crate::core::lint::test_support::{lint_code, smp_with_rule};
 
     #[test]
     fn undeclared_reference_points_at_the_name() {

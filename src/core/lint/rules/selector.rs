@@ -66,8 +66,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::core::lint::rules::rule_type::tests::smp_with_rule;
-    use crate::core::lint::test_support::lint_code;
+    use crate::core::lint::test_support::{lint_code, smp_with_rule};
 
     #[test]
     fn missing_and_empty_selectors() {

@@ -2,7 +2,7 @@
 //! `selfManagement = (clusterDeployment == nil)` (`internal/serviceset/builder.go` `Build`).
 
 use crate::api::kcm::ServiceSource;
-use crate::core::lint::{Context, RuleInfo, Target, key};
+use crate::core::lint::{Context, RuleInfo, key};
 use crate::diag::{Diagnostic, Severity};
 
 pub static INFO: RuleInfo = RuleInfo {
@@ -38,7 +38,7 @@ Remove the flag; to deploy to the management cluster, use a MultiClusterService 
 };
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    if ctx.target != Target::ClusterDeployment || !ServiceSource(ctx.json()).self_management() {
+    if !ServiceSource(ctx.json()).self_management() {
         return;
     }
     out.push(

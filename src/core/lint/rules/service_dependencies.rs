@@ -163,12 +163,6 @@ fn key_text((ns, name): Key) -> String {
 }
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    if !matches!(
-        ctx.target,
-        Target::ClusterDeployment | Target::MultiClusterService
-    ) {
-        return;
-    }
     let svcs = services(ctx.json());
     if svcs.iter().all(|s| s.depends_on.is_empty()) {
         return;

@@ -4,7 +4,7 @@
 
 use crate::api::meta::str_at;
 use crate::api::names::dns1123_label_errors;
-use crate::core::lint::{Context, RuleInfo, Target};
+use crate::core::lint::{Context, RuleInfo};
 use crate::diag::{Diagnostic, Severity};
 
 pub static INFO: RuleInfo = RuleInfo {
@@ -39,12 +39,6 @@ Use lower case letters, digits and `-`: `ingress-nginx`.
 };
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    if !matches!(
-        ctx.target,
-        Target::ClusterDeployment | Target::MultiClusterService
-    ) {
-        return;
-    }
     let refusal = super::refusal(
         ctx.target,
         crate::api::kcm::COND_SERVICES_REFERENCES_VALIDATION,

@@ -110,12 +110,6 @@ fn upgrades(chain: &serde_json::Value, i: usize) -> Vec<(Vec<PathSeg>, &str, &st
 
 /// `IsValid`, each problem at the entry it is about.
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    if !matches!(
-        ctx.target,
-        Target::ServiceTemplateChain | Target::ClusterTemplateChain
-    ) {
-        return;
-    }
     let chain = TemplateChain(ctx.json());
     let supported: BTreeSet<&str> = chain
         .supported()

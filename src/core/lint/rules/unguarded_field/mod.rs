@@ -49,73 +49,6 @@ readinessRule: >-
 ",
 };
 
-/// Status fields with `omitempty` in the Kubernetes API types (k8s.io/api), per kind.
-fn omitted_status_fields(api_version: &str, kind: &str) -> Option<&'static [&'static str]> {
-    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-    Some(match (group, kind) {
-        ("apps", "Deployment") => &[
-            "observedGeneration",
-            "replicas",
-            "updatedReplicas",
-            "readyReplicas",
-            "availableReplicas",
-            "unavailableReplicas",
-            "terminatingReplicas",
-            "conditions",
-            "collisionCount",
-        ],
-        ("apps", "StatefulSet") => &[
-            "observedGeneration",
-            "readyReplicas",
-            "currentReplicas",
-            "updatedReplicas",
-            "currentRevision",
-            "updateRevision",
-            "collisionCount",
-            "conditions",
-        ],
-        ("apps", "DaemonSet") => &[
-            "observedGeneration",
-            "updatedNumberScheduled",
-            "numberAvailable",
-            "numberUnavailable",
-            "collisionCount",
-            "conditions",
-        ],
-        ("apps", "ReplicaSet") => &[
-            "fullyLabeledReplicas",
-            "readyReplicas",
-            "availableReplicas",
-            "terminatingReplicas",
-            "observedGeneration",
-            "conditions",
-        ],
-        ("", "Pod") => &[
-            "phase",
-            "conditions",
-            "message",
-            "reason",
-            "hostIP",
-            "podIP",
-            "podIPs",
-            "startTime",
-            "containerStatuses",
-            "initContainerStatuses",
-            "qosClass",
-        ],
-        ("batch", "Job") => &[
-            "conditions",
-            "startTime",
-            "completionTime",
-            "active",
-            "succeeded",
-            "failed",
-            "ready",
-        ],
-        _ => return None,
-    })
-}
-
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for site in &ctx.rules {
         let Ok(rule) = &*site.compiled else { continue };
@@ -191,7 +124,7 @@ enum Risky {
 
 impl Risky {
     fn for_target(api_version: &str, kind: &str) -> Risky {
-        omitted_status_fields(api_version, kind).map_or(Risky::Status, Risky::Fields)
+        crate::api::status::omitted_fields(api_version, kind).map_or(Risky::Status, Risky::Fields)
     }
 
     /// What the analysis depends on of the target, as a number: the address of the fields'

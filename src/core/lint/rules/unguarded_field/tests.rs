@@ -1,6 +1,5 @@
 use super::*;
-use crate::core::lint::rules::rule_type::tests::smp_with_rule;
-use crate::core::lint::test_support::lint_code;
+use crate::core::lint::test_support::{lint_code, smp_with_rule};
 
 fn reads(rule: &str, kind: &str) -> Vec<String> {
     let api = if kind == "Pod" {
