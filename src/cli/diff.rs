@@ -13,7 +13,7 @@ use super::{
 };
 use crate::cluster::Cluster;
 use crate::core::drift::{self, ObjectDrift, Status};
-use crate::output::{count, diagnostics as diag_out, envelope};
+use crate::output::{count, envelope, human};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -69,7 +69,7 @@ pub fn run(args: &DiffArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         output: OutputFormat::Yaml,
     };
     let (objects, diagnostics, errors) = rendered(&render_args, global, io)?;
-    diag_out::human_width(io.stderr, &diagnostics, false, io.width)?;
+    human::render(io.stderr, &diagnostics, false, io.width)?;
     let mut cluster = Cluster::connect(&global.cluster)?;
     cluster.discover_all()?;
     let mut drifts = Vec::new();
