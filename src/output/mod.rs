@@ -7,6 +7,7 @@
 //! `render -o json` is the exception by nature: a Kubernetes `List` of the rendered objects.
 
 pub mod check;
+pub mod diff;
 pub mod doctor;
 pub mod eval;
 pub mod github;
