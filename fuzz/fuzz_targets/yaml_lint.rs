@@ -18,8 +18,8 @@ use chrono::{TimeZone, Utc};
 use kubectl_ksm::cli::input::source_from_bytes;
 use kubectl_ksm::core::lint::{Linter, lint_source};
 use kubectl_ksm::core::{doctor, objects, render, secret};
-use kubectl_ksm::output::diagnostics::{self as diagnostics, Summary};
-use kubectl_ksm::output::{render as render_out, yaml};
+use kubectl_ksm::output::stream::Summary;
+use kubectl_ksm::output::{DEFAULT_WIDTH, github, human, json, render as render_out, sarif, yaml};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -89,10 +89,10 @@ fuzz_target!(|data: &[u8]| {
     let _ = summary.line();
     let diags = &report.diagnostics;
     let mut sink = io::sink();
-    diagnostics::human(&mut sink, diags, false).unwrap();
-    diagnostics::json_report(&mut sink, diags, &summary).unwrap();
-    diagnostics::sarif(&mut sink, diags).unwrap();
-    diagnostics::github(&mut sink, diags).unwrap();
+    human::render(&mut sink, diags, false, DEFAULT_WIDTH).unwrap();
+    json::render(&mut sink, diags, &summary).unwrap();
+    sarif::render(&mut sink, diags, kubectl_ksm::core::lint::all_rules()).unwrap();
+    github::render(&mut sink, diags).unwrap();
 
     // The loader of the other subcommands (they refuse a source with any problem).
     let loaded = objects::load_values(&source);
@@ -134,7 +134,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = doctor::diagnose(&bundle, &options);
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": bundle});
-    assert!(!leaks(&list, false), "a Secret keeps its data in the bundle");
+    assert!(
+        !leaks(&list, false),
+        "a Secret keeps its data in the bundle"
+    );
     let mut text = String::new();
     yaml::write_document(&list, &mut text);
 });

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::{Value, json};
 
 use super::render::{RenderArgs, rendered};
 use super::{
@@ -12,8 +11,8 @@ use super::{
     SelectorArg, formats, selector_flag,
 };
 use crate::cluster::Cluster;
-use crate::core::drift::{self, ObjectDrift, Status};
-use crate::output::{count, diagnostics as diag_out, envelope};
+use crate::core::drift::{self, Status};
+use crate::output::{diff as render, human};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -69,7 +68,7 @@ pub fn run(args: &DiffArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         output: OutputFormat::Yaml,
     };
     let (objects, diagnostics, errors) = rendered(&render_args, global, io)?;
-    diag_out::human_width(io.stderr, &diagnostics, false, io.width)?;
+    human::render(io.stderr, &diagnostics, false, io.width)?;
     let mut cluster = Cluster::connect(&global.cluster)?;
     cluster.discover_all()?;
     let mut drifts = Vec::new();
@@ -85,8 +84,8 @@ pub fn run(args: &DiffArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         drifts.push(drift::compare(o, live.as_ref()));
     }
     match args.output {
-        OutputFormat::Json => json(io, &drifts)?,
-        _ => human(io, &drifts)?,
+        OutputFormat::Json => render::json(io.stdout, &drifts)?,
+        _ => render::human(io.stdout, &drifts)?,
     }
     Ok(if errors {
         writeln!(
@@ -99,70 +98,4 @@ pub fn run(args: &DiffArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     } else {
         EXIT_OK
     })
-}
-
-fn id_text(d: &ObjectDrift) -> String {
-    let o = &d.object;
-    if o.namespace.is_empty() {
-        format!("{}/{}", o.kind, o.name)
-    } else {
-        format!("{}/{}/{}", o.kind, o.namespace, o.name)
-    }
-}
-
-fn value_text(v: &Option<Value>) -> String {
-    match v {
-        None => "(absent)".into(),
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-    }
-}
-
-/// The summary line: `3 objects: 1 drifted, 1 missing, 1 unchanged`.
-fn summary(drifts: &[ObjectDrift]) -> (usize, usize, usize) {
-    let n = |s: Status| drifts.iter().filter(|d| d.status == s).count();
-    (n(Status::Drifted), n(Status::Missing), n(Status::Unchanged))
-}
-
-fn human(io: &mut Io, drifts: &[ObjectDrift]) -> std::io::Result<()> {
-    for d in drifts {
-        match d.status {
-            Status::Unchanged => {}
-            Status::Missing => {
-                writeln!(io.stdout, "► {} missing: not in the cluster", id_text(d))?;
-            }
-            Status::Drifted => {
-                writeln!(io.stdout, "► {} drifted", id_text(d))?;
-                for f in &d.differences {
-                    writeln!(io.stdout, "    {}", f.path)?;
-                    writeln!(io.stdout, "      - {}  (live)", value_text(&f.live))?;
-                    writeln!(io.stdout, "      + {}  (rendered)", value_text(&f.rendered))?;
-                }
-            }
-        }
-    }
-    let (drifted, missing, unchanged) = summary(drifts);
-    writeln!(
-        io.stdout,
-        "{}: {drifted} drifted, {missing} missing, {unchanged} unchanged",
-        count(drifts.len(), "object")
-    )
-}
-
-fn json(io: &mut Io, drifts: &[ObjectDrift]) -> std::io::Result<()> {
-    let (drifted, missing, unchanged) = summary(drifts);
-    let report = envelope(
-        "DiffReport",
-        json!({
-            "objects": drifts,
-            "summary": {
-                "objects": drifts.len(),
-                "drifted": drifted,
-                "missing": missing,
-                "unchanged": unchanged,
-            },
-        }),
-    );
-    serde_json::to_writer_pretty(&mut *io.stdout, &report).map_err(std::io::Error::from)?;
-    writeln!(io.stdout)
 }

@@ -15,7 +15,7 @@ use super::{
 use crate::cluster::Cluster;
 use crate::core::doctor::{self, Options};
 use crate::core::secret;
-use crate::output::{diagnostics, doctor as render, yaml};
+use crate::output::{doctor as render, github, sarif, yaml};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -252,10 +252,10 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         OutputFormat::Yaml => render::yaml(io.stdout, &report)?,
         OutputFormat::Sarif => {
             let rules: Vec<_> = doctor::codes::ALL.iter().collect();
-            diagnostics::sarif_with_rules(io.stdout, &report.findings, &rules)?;
+            sarif::render(io.stdout, &report.findings, &rules)?;
         }
         OutputFormat::Github => {
-            diagnostics::github(io.stdout, &report.findings)?;
+            github::render(io.stdout, &report.findings)?;
             writeln!(io.stdout, "{}", render::summary_line(&report))?;
         }
         _ => render::human(io.stdout, &report, io.color)?,

@@ -8,7 +8,7 @@ use super::input::{self, InputError};
 use super::{CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use crate::core::lint::{self, Linter};
 use crate::diag::{Diagnostic, Severity, Source};
-use crate::output::diagnostics::{self as render, Rendered, Renderer, Summary};
+use crate::output::stream::{self as render, Rendered, Renderer, Summary};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\

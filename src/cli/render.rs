@@ -21,7 +21,7 @@ use crate::core::objects::LoadedObject;
 use crate::core::provider;
 use crate::core::render::codes as render_codes;
 use crate::diag::{Diagnostic, Severity};
-use crate::output::diagnostics as diag_out;
+use crate::output::human;
 use crate::output::render as render_out;
 
 #[derive(Debug, Args)]
@@ -76,7 +76,7 @@ pub fn run(args: &RenderArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         OutputFormat::Json => render_out::json_list(io.stdout, &rendered_objects)?,
         _ => render_out::yaml_stream(io.stdout, &rendered_objects)?,
     }
-    diag_out::human_width(io.stderr, &diagnostics, false, io.width)?;
+    human::render(io.stderr, &diagnostics, false, io.width)?;
     let n_err = diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)

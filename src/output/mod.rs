@@ -1,14 +1,22 @@
-//! Renderers: one per output format, each writing into a passed-in `&mut dyn Write`.
+//! Renderers, each writing into a passed-in `&mut dyn Write`: diagnostics in one file per
+//! format (`human`, `json`, `sarif`, `github`, streamed by `stream`), and each subcommand's
+//! own report.
 //!
 //! Every JSON (and YAML) report is a versioned envelope with one key style, camelCase as
 //! Kubernetes writes its objects: `{"kind": "LintReport", "version": 1, "tool": {...}, ...}`.
 //! `render -o json` is the exception by nature: a Kubernetes `List` of the rendered objects.
 
 pub mod check;
-pub mod diagnostics;
+pub mod diff;
 pub mod doctor;
 pub mod eval;
+pub mod github;
+pub mod human;
+pub mod json;
+pub mod pretty;
 pub mod render;
+pub mod sarif;
+pub mod stream;
 pub mod yaml;
 
 use serde_json::{Map, Value, json};
