@@ -312,38 +312,22 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::core::lint::test_support::lint_code;
+    use crate::core::lint::test_support::{lint_code, smp_with_rule};
 
-    const SMP: &str = "\
-apiVersion: k0rdent.mirantis.com/v1beta1
-kind: StateManagementProvider
-metadata:
-  name: ksm-flux
-spec:
-  adapter:
-    apiVersion: apps/v1
-    kind: Deployment
-    name: flux-adapter
-    namespace: kcm-system
-    readinessRule: has(self.status.readyReplicas)
-  provisioner: []
-  provisionerCRDs: []
-  selector:
-    matchLabels:
-      ksm.k0rdent.mirantis.com/adapter: flux-adapter
-  suspend: false
-";
+    fn smp() -> String {
+        smp_with_rule("has(self.status.readyReplicas)")
+    }
 
     #[test]
     fn valid_smp_has_no_schema_findings() {
         for code in ["KSM101", "KSM102", "KSM103", "KSM104", "KSM105", "KSM107"] {
-            assert_eq!(lint_code(SMP, code), Vec::<String>::new(), "{code}");
+            assert_eq!(lint_code(&smp(), code), Vec::<String>::new(), "{code}");
         }
     }
 
     #[test]
     fn misspelled_readiness_rule_is_an_unknown_field_at_the_key() {
-        let text = SMP.replace("readinessRule:", "readinesRule:");
+        let text = smp().replace("readinessRule:", "readinesRule:");
         let found = lint_code(&text, "KSM101");
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].starts_with("KSM101 11:5 "), "{found:?}");
@@ -353,9 +337,9 @@ spec:
 
     #[test]
     fn wrong_type_and_unserved_version() {
-        let text = SMP.replace("provisioner: []", "provisioner: flux");
+        let text = smp().replace("provisioner: []", "provisioner: flux");
         assert_eq!(lint_code(&text, "KSM103").len(), 1);
-        let text = SMP.replace("v1beta1", "v1alpha1");
+        let text = smp().replace("v1beta1", "v1alpha1");
         let found = lint_code(&text, "KSM107");
         assert!(found[0].starts_with("KSM107 1:13"), "{found:?}");
     }
