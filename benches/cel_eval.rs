@@ -4,28 +4,17 @@ use std::hint::black_box;
 use kubectl_ksm::core::cel::{Limits, Object, Verdict, compile};
 use kubectl_ksm::core::readiness::{Explain, Rule};
 
-const SEEDS_DEPLOYMENT_RULE: &str = "self.status.availableReplicas == self.status.replicas && \
-     self.status.availableReplicas == self.status.updatedReplicas && \
-     self.status.availableReplicas == self.status.readyReplicas";
+/// The seeds' Deployment rule and the Deployment it is evaluated on: the same files the
+/// side-by-side figures against cel-go read (benches/peers/run.py).
+const SEEDS_DEPLOYMENT_RULE: &str = include_str!("peers/seeds-deployment-rule.cel");
 
 fn deployment() -> Object {
     Object::from_json(&deployment_json())
 }
 
 fn deployment_json() -> serde_json::Value {
-    serde_json::json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default", "generation": 3,
-                     "labels": {"app": "web", "tier": "frontend"},
-                     "annotations": {"deployment.kubernetes.io/revision": "3"}},
-        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
-                 "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}},
-        "status": {"replicas": 3, "updatedReplicas": 3, "readyReplicas": 3, "availableReplicas": 3,
-                   "observedGeneration": 3,
-                   "conditions": [
-                       {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
-                       {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}]}
-    })
+    serde_json::from_str(include_str!("peers/deployment.json"))
+        .expect("benches/peers/deployment.json")
 }
 
 fn bench(c: &mut Criterion) {

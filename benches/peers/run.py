@@ -39,11 +39,10 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
 BIN = os.path.join(TARGET, "peers")
 
-SEEDS_DEPLOYMENT_RULE = (
-    "self.status.availableReplicas == self.status.replicas && "
-    "self.status.availableReplicas == self.status.updatedReplicas && "
-    "self.status.availableReplicas == self.status.readyReplicas"
-)
+# The seeds' Deployment rule and its Deployment: the files benches/cel_eval.rs reads too.
+with open(os.path.join(HERE, "seeds-deployment-rule.cel")) as f:
+    SEEDS_DEPLOYMENT_RULE = f.read()
+DEPLOYMENT = os.path.join(HERE, "deployment.json")
 # A health rule in the manner of kcm's default Deployment rule: generations, defaults by
 # ternary, int() conversions.
 HEALTH_RULE = (
@@ -54,20 +53,6 @@ HEALTH_RULE = (
     "int(has(obj.spec.replicas) ? obj.spec.replicas : 1) == "
     "int(has(obj.status.updatedReplicas) ? obj.status.updatedReplicas : 0)"
 )
-DEPLOYMENT = {
-    "apiVersion": "apps/v1", "kind": "Deployment",
-    "metadata": {"name": "web", "namespace": "default", "generation": 3,
-                 "labels": {"app": "web", "tier": "frontend"},
-                 "annotations": {"deployment.kubernetes.io/revision": "3"}},
-    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
-             "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}},
-    "status": {"replicas": 3, "updatedReplicas": 3, "readyReplicas": 3, "availableReplicas": 3,
-               "observedGeneration": 3,
-               "conditions": [
-                   {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
-                   {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}]},
-}
-
 ADAPTER_RULE = ("|-\n      self.status.availableReplicas == self.status.replicas &&\n"
                 "      self.status.availableReplicas == self.status.updatedReplicas")
 PROVISIONER_RULES = [
@@ -225,9 +210,6 @@ def main():
             lint_row(f"lint, the bundled examples, {label}", [examples], cores)
         lint_row("start-up: lint of one file, one core", [startup], 1)
 
-        obj = os.path.join(work, "deployment.json")
-        with open(obj, "w") as f:
-            json.dump(DEPLOYMENT, f)
         theirs, mine = os.path.join(BIN, "celgo"), os.path.join(BIN, "peers-ours")
         for rule_name, env, rule in (("seeds' Deployment rule", "readiness", SEEDS_DEPLOYMENT_RULE),
                                      ("Deployment health rule", "health", HEALTH_RULE)):
@@ -240,7 +222,7 @@ def main():
                 results = {}
 
                 def side(h, key):
-                    r = cel(h, env, mode, rule, obj, n)
+                    r = cel(h, env, mode, rule, DEPLOYMENT, n)
                     results.setdefault(key, set()).add(r["result"])
                     return r["ns_per_op"]
                 ratio, ma, mb = paired(lambda: side(mine, "ours"), lambda: side(theirs, "cel-go"),
