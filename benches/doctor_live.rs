@@ -50,7 +50,7 @@ use server::Server;
 const NOW: &str = "2026-11-21T12:00:00Z";
 const NAMESPACES: usize = 20;
 const SERVICES: usize = 5;
-/// The kinds doctor lists (cluster::DOCTOR_KINDS), plus Secrets (doctor lists their metadata).
+/// The kinds doctor lists (core::provider::doctor_kinds), plus Secrets (doctor lists their metadata).
 const KUBECTL_KINDS: &str = "statemanagementproviders,servicesets,servicetemplates,helmreleases,kustomizations,helmcharts,helmrepositories,gitrepositories,ocirepositories,buckets,secrets";
 
 fn root() -> &'static Path {
@@ -284,9 +284,9 @@ struct Phases {
 /// on other resources, leases for instance, are no one's here): what doctor and kubectl read.
 fn counted() -> Vec<&'static str> {
     use kubectl_ksm::api::kinds::{CONFIG_MAP, CRD, DEPLOYMENT, SECRET};
-    kubectl_ksm::cluster::DOCTOR_KINDS
+    kubectl_ksm::core::provider::doctor_kinds()
         .iter()
-        .map(|(k, _)| k.plural)
+        .map(|l| l.kind.plural)
         .chain([SECRET, CONFIG_MAP, DEPLOYMENT, CRD].map(|k| k.plural))
         .collect()
 }

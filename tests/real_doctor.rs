@@ -372,7 +372,6 @@ fn without_the_optional_secrets_rule_doctor_goes_on_unchecked() {
 #[test]
 fn the_documented_role_grants_exactly_what_doctor_reads() {
     use kubectl_ksm::api::kinds;
-    use kubectl_ksm::cluster::DOCTOR_KINDS;
     // (group, resource, verb) granted by the role.
     let mut granted: Vec<(String, String, String)> = Vec::new();
     for rule in role()["rules"].as_array().unwrap() {
@@ -392,7 +391,8 @@ fn the_documented_role_grants_exactly_what_doctor_reads() {
     // What doctor reads: get and list on every kind it lists, the health-rule ConfigMaps
     // and the Secrets' names (lists), the SMPs' Deployments and provisioner CRDs (gets).
     let mut reads: Vec<(String, String, String)> = Vec::new();
-    for (kind, _) in DOCTOR_KINDS {
+    for listed in kubectl_ksm::core::provider::doctor_kinds() {
+        let kind = listed.kind;
         for verb in ["get", "list"] {
             reads.push((kind.group.into(), kind.plural.into(), verb.into()));
         }
@@ -408,7 +408,7 @@ fn the_documented_role_grants_exactly_what_doctor_reads() {
     reads.sort();
     assert_eq!(
         granted, reads,
-        "{ROLE_FILE} against DOCTOR_KINDS and doctor_snapshot"
+        "{ROLE_FILE} against provider::doctor_kinds() and doctor_snapshot"
     );
     assert_eq!(role()["metadata"]["name"], ROLE);
 }

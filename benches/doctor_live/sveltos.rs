@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::{NAMESPACES, SERVICES, instance, root, service_name, template_name, uid};
 
-/// The kinds doctor lists on a cluster with kcm, Flux and Sveltos (cluster::DOCTOR_KINDS),
+/// The kinds doctor lists on a cluster with kcm, Flux and Sveltos (core::provider::doctor_kinds),
 /// plus Secrets, for `kubectl get`.
 pub const KUBECTL_KINDS: &str = "statemanagementproviders,servicesets,servicetemplates,helmreleases,kustomizations,helmcharts,helmrepositories,gitrepositories,ocirepositories,buckets,profiles,clusterprofiles,clustersummaries,clusterconfigurations,sveltosclusters,clusters.cluster.x-k8s.io,clusterdeployments,multiclusterservices,secrets";
 

@@ -6,6 +6,8 @@
 //!   services, StateManagementProvider and its references, ServiceTemplate, ClusterDeployment
 //!   and MultiClusterService, HelmRelease/Kustomization and their sources);
 //! - [`sveltos`]: kcm's default provider: its adapter's facts, the Sveltos objects;
+//! - [`listing`]: what `doctor` lists per provider (kinds, the groups that say it is
+//!   installed, label-selected lists);
 //! - [`naming`]: the naming and labelling rules of the Flux adapter and of kcm;
 //! - [`status`]: what the API server omits from the status of the built-in workload kinds;
 //! - the primitives: [`names`] (DNS-1123 names, label syntax), [`selector`] (label
@@ -17,6 +19,7 @@ pub mod duration;
 pub mod flux;
 pub mod kcm;
 pub mod kinds;
+pub mod listing;
 pub mod meta;
 pub mod names;
 pub mod naming;

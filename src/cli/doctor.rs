@@ -14,6 +14,7 @@ use super::{
 };
 use crate::cluster::Cluster;
 use crate::core::doctor::{self, Options};
+use crate::core::provider;
 use crate::core::secret;
 use crate::output::{doctor as render, github, sarif, yaml};
 
@@ -149,7 +150,7 @@ fn live_snapshot(
         write!(io.stderr, "reading {} ...\r", cluster.server)?;
     }
     let snap = cluster
-        .doctor_snapshot(namespace.as_deref())
+        .doctor_snapshot(namespace.as_deref(), &provider::provider_apis())
         .map_err(|e| CliError::Fatal(e.message))?;
     if io.stderr_tty {
         write!(io.stderr, "\x1b[2K")?;

@@ -2,6 +2,7 @@
 //! adapter writes (the Sveltos Profile/ClusterProfile of kcm's default provider, the Flux
 //! objects of ours), printed so that `kubectl apply -f -` takes them. Findings go to stderr.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -127,7 +128,6 @@ pub fn rendered(
             .cloned()
             .collect()
     };
-    let templates = of_kind(&all, kinds::SERVICE_TEMPLATE.kind);
     let mut sets = of_kind(&main, kinds::SERVICE_SET.kind);
     if sets.is_empty() {
         sets = derive_service_sets(&main, &all, &args.system_namespace, io)?;
@@ -150,6 +150,8 @@ pub fn rendered(
         Vec::new();
     let mut diagnostics = Vec::new();
     let mut errors = false;
+    // Each provider's inputs, gathered once.
+    let mut inputs: HashMap<provider::Translator, Vec<Value>> = HashMap::new();
     for set in &sets {
         let ss = ServiceSet(set);
         let name = ss.provider_name();
@@ -171,10 +173,9 @@ pub fn rendered(
                 continue;
             }
         };
-        let inputs = match translator {
-            provider::Translator::Flux => &templates,
-            provider::Translator::Sveltos => &all,
-        };
+        let inputs = inputs
+            .entry(translator)
+            .or_insert_with(|| translator.provider().inputs_of(&all));
         renders.push((set, translator, provider::render(translator, set, inputs)));
     }
     // Several ServiceSets of the Flux adapter on one release: the adapter writes only the
@@ -280,10 +281,13 @@ pub fn live_inputs(
     all.extend(templates);
     // What kcm's Sveltos adapter reads besides templates, and the providers (to pick the
     // translation): one list per kind the cluster serves.
-    for kind in provider::SVELTOS_INPUTS
-        .iter()
-        .filter(|k| k.kind != kinds::SERVICE_TEMPLATE.kind)
-    {
+    let mut inputs: Vec<&kinds::Kind> = Vec::new();
+    for k in provider::PROVIDERS.iter().flat_map(|p| p.inputs) {
+        if k.kind != kinds::SERVICE_TEMPLATE.kind && !inputs.contains(k) {
+            inputs.push(k);
+        }
+    }
+    for kind in inputs {
         if let Some((ar, caps)) = cluster.resource(kind.group, kind.kind) {
             all.extend(cluster.list(&ar, &caps, Some(&namespace)).map_err(fatal)?);
         }

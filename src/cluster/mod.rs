@@ -14,6 +14,7 @@ use kube::{Client, Config};
 use serde_json::Value;
 
 use crate::api::kcm::StateManagementProvider;
+use crate::api::listing::{self, Listed, ProviderApi};
 use crate::api::{Kind, Object, kinds};
 
 pub mod http;
@@ -554,33 +555,6 @@ fn timed_out(server: &str, what: &str, timeout: Duration) -> ClusterError {
     ClusterError::new(format!("{message}; while trying to {what}"))
 }
 
-/// The kinds `doctor` reads: (kind, listed in all namespaces even with -n).
-pub const DOCTOR_KINDS: &[(&Kind, bool)] = &[
-    (&kinds::STATE_MANAGEMENT_PROVIDER, true),
-    (&kinds::SERVICE_SET, false),
-    (&kinds::SERVICE_TEMPLATE, false),
-    (&kinds::HELM_RELEASE, false),
-    (&kinds::KUSTOMIZATION, false),
-    // Sources may be referenced across namespaces.
-    (&kinds::HELM_CHART, true),
-    (&kinds::HELM_REPOSITORY, true),
-    (&kinds::GIT_REPOSITORY, true),
-    (&kinds::OCI_REPOSITORY, true),
-    (&kinds::BUCKET, true),
-    // kcm's default provider: the Profiles kcm writes, what Sveltos makes of them, the
-    // clusters they target and what the Profile is built from. ClusterSummaries and
-    // ClusterConfigurations live in the cluster's namespace (`mgmt` for self-management).
-    (&kinds::PROFILE, false),
-    (&kinds::CLUSTER_PROFILE, true),
-    (&kinds::CLUSTER_SUMMARY, true),
-    (&kinds::CLUSTER_CONFIGURATION, true),
-    (&kinds::SVELTOS_CLUSTER, true),
-    (&kinds::CAPI_CLUSTER, false),
-    (&kinds::CLUSTER_DEPLOYMENT, false),
-    (&kinds::MULTI_CLUSTER_SERVICE, true),
-    (&kinds::CREDENTIAL, false),
-];
-
 /// What a live snapshot holds and how it was taken.
 pub struct Snapshot {
     pub objects: Vec<Value>,
@@ -597,7 +571,11 @@ impl Cluster {
     /// The objects `doctor` needs: one list per kind (paginated), Secrets by metadata only,
     /// and the objects and CRDs the StateManagementProviders reference, by name, as kcm gets
     /// them.
-    pub fn doctor_snapshot(&mut self, namespace: Option<&str>) -> Result<Snapshot, ClusterError> {
+    pub fn doctor_snapshot(
+        &mut self,
+        namespace: Option<&str>,
+        providers: &[&ProviderApi],
+    ) -> Result<Snapshot, ClusterError> {
         if self.discovery.is_none() {
             self.discover()?;
         }
@@ -607,51 +585,47 @@ impl Cluster {
                 self.server
             )));
         }
-        let flux =
-            self.has_group(kinds::HELM_RELEASE.group) || self.has_group(kinds::KUSTOMIZATION.group);
-        let sveltos = self.has_group(kinds::PROFILE.group);
-        if !flux && !sveltos {
+        let (served, absent): (Vec<&ProviderApi>, Vec<&ProviderApi>) = providers
+            .iter()
+            .partition(|p| p.groups.iter().any(|g| self.has_group(g)));
+        if served.is_empty() {
+            let serves: Vec<&str> = providers.iter().map(|p| p.serves).collect();
+            let group = providers
+                .first()
+                .and_then(|p| p.groups.first())
+                .copied()
+                .unwrap_or(kinds::KCM_GROUP);
             return Err(ClusterError::new(format!(
-                "the cluster at {} serves neither Sveltos Profiles ({}, kcm's default provider) nor Flux HelmReleases/Kustomizations: are the providers installed? (kubectl api-resources --api-group={})",
+                "the cluster at {} serves neither {}: are the providers installed? (kubectl api-resources --api-group={group})",
                 self.server,
-                kinds::PROFILE.group,
-                kinds::PROFILE.group
+                serves.join(" nor "),
             )));
         }
         let mut objects = Vec::new();
         let mut notes = Vec::new();
         let mut unread = Vec::new();
-        if !sveltos {
+        for p in &absent {
             notes.push(format!(
-                "the cluster serves no Sveltos CRDs ({}): ServiceSets of kcm's default provider ksm-projectsveltos cannot be followed past their status",
-                kinds::PROFILE.group
-            ));
-        }
-        if !flux {
-            notes.push(format!(
-                "the cluster serves no Flux CRDs ({}): ServiceSets of a Flux adapter cannot be followed past their status",
-                kinds::HELM_RELEASE.group
+                "the cluster serves no {} CRDs ({}): ServiceSets of {} cannot be followed past their status",
+                p.label,
+                p.groups.join(", "),
+                p.whose
             ));
         }
         let mut wanted = Vec::new();
-        for (kind, everywhere) in DOCTOR_KINDS {
+        for Listed { kind, everywhere } in listing::union(providers.iter().copied()) {
             let Some((ar, caps)) = self.resource(kind.group, kind.kind) else {
-                // A whole provider's group absent is said once, above.
-                let group = kind.group;
-                let said = (group == kinds::PROFILE.group && !sveltos)
-                    || ((group == kinds::HELM_RELEASE.group
-                        || group == kinds::KUSTOMIZATION.group)
-                        && !flux);
-                if !said {
+                // A whole provider's groups absent are said once, above.
+                if !absent.iter().any(|p| p.groups.contains(&kind.group)) {
                     notes.push(format!(
-                        "the cluster does not serve {} ({group}): nothing of that kind to follow",
-                        kind.kind
+                        "the cluster does not serve {} ({}): nothing of that kind to follow",
+                        kind.kind, kind.group
                     ));
                 }
                 continue;
             };
-            let ns = if *everywhere { None } else { namespace };
-            wanted.push((*kind, ar, caps, ns));
+            let ns = if everywhere { None } else { namespace };
+            wanted.push((kind, ar, caps, ns));
         }
         // Every kind's list at once (each one list, its pages one after the other): the
         // server serves one while the client decodes another.
@@ -673,25 +647,25 @@ impl Cluster {
                 Err(e) => return Err(e),
             }
         }
-        // kcm's health-rule ConfigMaps (every namespace: the system namespace holds the global
-        // tier), by their label.
-        if sveltos {
-            let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+        // The label-selected lists of the installed providers, in every namespace (kcm's
+        // health-rule ConfigMaps: the system namespace holds the global tier).
+        for selected in served.iter().flat_map(|p| p.selected) {
+            // Built from the table, as the cluster serves these kinds whatever it discovered.
+            let ar = api_resource(selected.kind);
             let caps = ApiCapabilities {
-                scope: Scope::Namespaced,
+                scope: if selected.kind.namespaced {
+                    Scope::Namespaced
+                } else {
+                    Scope::Cluster
+                },
                 subresources: Vec::new(),
                 operations: Vec::new(),
             };
-            match self.list_selected(
-                &ar,
-                &caps,
-                None,
-                Some(crate::api::sveltos::LABEL_HEALTH_RULE_TARGET),
-            ) {
+            match self.list_selected(&ar, &caps, None, Some(selected.selector)) {
                 Ok(items) => objects.extend(items),
                 Err(e) if e.forbidden() => {
-                    notes.push(format!("{}: kcm's health rules not read", e.message));
-                    unread.push((&kinds::CONFIG_MAP, e.api_message.unwrap_or(e.message)));
+                    notes.push(format!("{}: {} not read", e.message, selected.what));
+                    unread.push((selected.kind, e.api_message.unwrap_or(e.message)));
                 }
                 Err(e) => return Err(e),
             }

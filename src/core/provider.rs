@@ -9,8 +9,10 @@ use serde_json::Value;
 
 use crate::api::kcm::{DEFAULT_PROVIDER, Reference, StateManagementProvider};
 use crate::api::kinds;
+use crate::api::listing::{self, ProviderApi};
 use crate::api::naming::{ADAPTER_DEPLOYMENT, FLUX_PROVIDER};
 use crate::api::sveltos::KCM_ADAPTER_NAME;
+use crate::core::doctor;
 use crate::core::profile;
 use crate::core::render::{self, Rendered};
 
@@ -32,19 +34,92 @@ impl Translator {
     }
 }
 
-/// The providers known by name, with what their adapter writes.
-pub const KNOWN: &[(&str, Translator, &str)] = &[
-    (
-        DEFAULT_PROVIDER,
-        Translator::Sveltos,
-        "kcm's built-in provider: kcm's own adapter writes Sveltos Profiles",
-    ),
-    (
-        FLUX_PROVIDER,
-        Translator::Flux,
-        "the Flux adapter of `kubectl ksm run`: HelmReleases and Kustomizations",
-    ),
-];
+/// What a provider supplies: its translation (and the kinds it reads), its doctor chain (which
+/// maps what the provider's objects say to service states), and what doctor lists for it. A
+/// provider is a room of its own (its translation, state mapping and chain) and one entry
+/// here.
+pub struct Provider {
+    pub translator: Translator,
+    /// The provider's name when a ServiceSet names it without its StateManagementProvider.
+    pub name: &'static str,
+    /// What its adapter writes, for the message about a provider the tool does not know.
+    pub what: &'static str,
+    /// The kinds its translation reads (render's `--templates` may hold them; live render
+    /// lists them).
+    pub inputs: &'static [&'static kinds::Kind],
+    /// The translation: a ServiceSet and the objects of `inputs` to what its adapter writes.
+    pub translate: fn(&Value, &[Value]) -> Rendered,
+    /// What the cluster serves for it and the kinds doctor lists for it.
+    pub api: &'static ProviderApi,
+    /// Doctor's chain below the provider link.
+    pub(crate) chain: doctor::Chain,
+}
+
+/// kcm's built-in provider and its own adapter.
+pub static SVELTOS: Provider = Provider {
+    translator: Translator::Sveltos,
+    name: DEFAULT_PROVIDER,
+    what: "kcm's built-in provider: kcm's own adapter writes Sveltos Profiles",
+    inputs: &[
+        &kinds::SERVICE_TEMPLATE,
+        &kinds::HELM_CHART,
+        &kinds::HELM_REPOSITORY,
+        &kinds::GIT_REPOSITORY,
+        &kinds::CLUSTER_DEPLOYMENT,
+        &kinds::CREDENTIAL,
+        &kinds::CAPI_CLUSTER,
+        &kinds::SVELTOS_CLUSTER,
+    ],
+    translate: |service_set, objects| {
+        let index = profile::Index::new(objects);
+        profile::translate(&profile::Inputs {
+            service_set,
+            objects: &index,
+        })
+        .into_rendered()
+    },
+    api: &listing::SVELTOS,
+    chain: doctor::sveltos_chain,
+};
+
+/// The Flux adapter of `kubectl ksm run`.
+pub static FLUX: Provider = Provider {
+    translator: Translator::Flux,
+    name: FLUX_PROVIDER,
+    what: "the Flux adapter of `kubectl ksm run`: HelmReleases and Kustomizations",
+    inputs: &[&kinds::SERVICE_TEMPLATE],
+    translate: |service_set, templates| {
+        render::render(&render::Inputs {
+            service_set,
+            templates,
+        })
+    },
+    api: &listing::FLUX,
+    chain: doctor::flux_chain,
+};
+
+/// Every provider the tool knows, kcm's default first.
+pub static PROVIDERS: [&Provider; 2] = [&SVELTOS, &FLUX];
+
+impl Translator {
+    /// The provider of this translation.
+    pub fn provider(self) -> &'static Provider {
+        match self {
+            Translator::Sveltos => &SVELTOS,
+            Translator::Flux => &FLUX,
+        }
+    }
+}
+
+/// The kinds doctor lists for every provider the tool knows.
+pub fn doctor_kinds() -> Vec<listing::Listed> {
+    listing::union(PROVIDERS.iter().map(|p| p.api))
+}
+
+/// What the cluster must serve for each provider the tool knows.
+pub fn provider_apis() -> Vec<&'static ProviderApi> {
+    PROVIDERS.iter().map(|p| p.api).collect()
+}
 
 /// A provider the tool has no translation for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,9 +131,9 @@ pub struct Unknown {
 
 impl fmt::Display for Unknown {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let known: Vec<String> = KNOWN
+        let known: Vec<String> = PROVIDERS
             .iter()
-            .map(|(name, _, what)| format!("{name} ({what})"))
+            .map(|p| format!("{} ({})", p.name, p.what))
             .collect();
         write!(
             f,
@@ -101,10 +176,10 @@ pub fn translator(
     smp: Option<StateManagementProvider>,
     kcm_adapter: Option<&Reference>,
 ) -> Result<Translator, Unknown> {
-    let by_name = KNOWN
+    let by_name = PROVIDERS
         .iter()
-        .find(|(n, _, _)| *n == provider)
-        .map(|(_, t, _)| *t);
+        .find(|p| p.name == provider)
+        .map(|p| p.translator);
     let Some(smp) = smp else {
         return by_name.ok_or_else(|| Unknown {
             provider: provider.into(),
@@ -144,37 +219,29 @@ pub fn kcm_adapter<'a>(
         .filter(|a| !a.name.is_empty())
 }
 
-/// Renders a ServiceSet with its provider's translation: `objects` holds the templates and
-/// what the translation reads (sources, the ClusterDeployment, its Credential, the cluster).
-pub fn render(translator: Translator, service_set: &Value, objects: &[Value]) -> Rendered {
-    match translator {
-        Translator::Flux => render::render(&render::Inputs {
-            service_set,
-            templates: objects,
-        }),
-        Translator::Sveltos => {
-            let index = profile::Index::new(objects);
-            profile::translate(&profile::Inputs {
-                service_set,
-                objects: &index,
+impl Provider {
+    /// The objects among `objects` its translation reads.
+    pub fn inputs_of(&self, objects: &[Value]) -> Vec<Value> {
+        objects
+            .iter()
+            .filter(|o| {
+                let o = crate::api::Object(o);
+                let group = kinds::group_of(o.api_version());
+                // Any version: the translation reads what the user saved.
+                self.inputs
+                    .iter()
+                    .any(|k| k.kind == o.kind() && k.group == group)
             })
-            .into_rendered()
-        }
+            .cloned()
+            .collect()
     }
 }
 
-/// Kinds the Sveltos translation reads besides templates (render's `--templates` may hold
-/// them, and doctor lists them).
-pub const SVELTOS_INPUTS: &[&kinds::Kind] = &[
-    &kinds::SERVICE_TEMPLATE,
-    &kinds::HELM_CHART,
-    &kinds::HELM_REPOSITORY,
-    &kinds::GIT_REPOSITORY,
-    &kinds::CLUSTER_DEPLOYMENT,
-    &kinds::CREDENTIAL,
-    &kinds::CAPI_CLUSTER,
-    &kinds::SVELTOS_CLUSTER,
-];
+/// Renders a ServiceSet with its provider's translation; `inputs` holds what the translation
+/// reads ([`Provider::inputs_of`]).
+pub fn render(translator: Translator, service_set: &Value, inputs: &[Value]) -> Rendered {
+    (translator.provider().translate)(service_set, inputs)
+}
 
 #[cfg(test)]
 mod tests {
@@ -188,6 +255,33 @@ mod tests {
             .collect();
         json!({"metadata": {"name": "p"}, "spec": {"adapter": {"apiVersion": "apps/v1", "kind": "Deployment",
             "name": adapter, "namespace": "kcm-system"}, "provisionerCRDs": crds}})
+    }
+
+    #[test]
+    fn a_provider_reads_its_inputs_in_any_version_and_nothing_else() {
+        let objects = [
+            json!({"apiVersion": "k0rdent.mirantis.com/v1alpha1", "kind": "ServiceTemplate"}),
+            json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository"}),
+            json!({"apiVersion": "example.com/v1", "kind": "HelmRepository"}),
+            json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceSet"}),
+        ];
+        let kinds_of = |p: &Provider| -> Vec<String> {
+            p.inputs_of(&objects)
+                .iter()
+                .map(|o| o["apiVersion"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(kinds_of(&FLUX), ["k0rdent.mirantis.com/v1alpha1"]);
+        assert_eq!(
+            kinds_of(&SVELTOS),
+            [
+                "k0rdent.mirantis.com/v1alpha1",
+                "source.toolkit.fluxcd.io/v1"
+            ]
+        );
+        for p in PROVIDERS {
+            assert_eq!(p.translator.provider().name, p.name);
+        }
     }
 
     #[test]

@@ -73,8 +73,42 @@ enum Stop {
 /// A link of a chain: the next link's input, or the [`Stop`] where the chain ends.
 type Link<T = ()> = ControlFlow<Stop, T>;
 
+/// A provider's chain below the provider link ([`provider::Provider::chain`]).
+pub(crate) type Chain =
+    for<'a, 'o> fn(&mut Doctor<'a, 'o>, &SetLink<'a>, Vec<usize>) -> ServiceSetView;
+
+/// The Flux adapter's chain ([`provider::FLUX`]).
+pub(crate) fn flux_chain<'a>(
+    doctor: &mut Doctor<'a, '_>,
+    set: &SetLink<'a>,
+    findings: Vec<usize>,
+) -> ServiceSetView {
+    doctor.follow(
+        set,
+        findings,
+        Translator::Flux,
+        Doctor::flux_set,
+        Doctor::flux_service,
+    )
+}
+
+/// kcm's own adapter's chain ([`provider::SVELTOS`]).
+pub(crate) fn sveltos_chain<'a>(
+    doctor: &mut Doctor<'a, '_>,
+    set: &SetLink<'a>,
+    findings: Vec<usize>,
+) -> ServiceSetView {
+    doctor.follow(
+        set,
+        findings,
+        Translator::Sveltos,
+        Doctor::sveltos_set,
+        Doctor::sveltos_service,
+    )
+}
+
 /// A ServiceSet past the provider link, for its translation's links.
-struct SetLink<'a> {
+pub(crate) struct SetLink<'a> {
     ss: ServiceSet<'a>,
     /// `ServiceSet/namespace/name`, the head of every chain below it.
     display: String,
@@ -285,7 +319,7 @@ fn age_of(time: &str, now: DateTime<Utc>) -> Option<Duration> {
     (now - t.with_timezone(&Utc)).to_std().ok()
 }
 
-struct Doctor<'a, 'o> {
+pub(crate) struct Doctor<'a, 'o> {
     snap: &'a Snapshot<'a>,
     options: &'o Options,
     findings: Vec<Diagnostic>,
@@ -408,22 +442,11 @@ impl<'a> Doctor<'a, '_> {
             display: ss.meta().display(),
             provider_blocks: self.provider(ss, smp, &mut findings),
         };
-        match provider::translator(provider, smp, self.kcm_adapter.as_ref()) {
-            Ok(Translator::Sveltos) => self.follow(
-                &set,
-                findings,
-                Translator::Sveltos,
-                Self::sveltos_set,
-                Self::sveltos_service,
-            ),
-            _ => self.follow(
-                &set,
-                findings,
-                Translator::Flux,
-                Self::flux_set,
-                Self::flux_service,
-            ),
-        }
+        // A provider the tool does not know is followed as a Flux adapter: its provider
+        // link has said so.
+        let translator = provider::translator(provider, smp, self.kcm_adapter.as_ref())
+            .unwrap_or(Translator::Flux);
+        (translator.provider().chain)(self, &set, findings)
     }
 
     /// One translation's chain below the provider: its set-level links (what they found,
