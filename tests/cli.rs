@@ -890,3 +890,57 @@ fn lint_on_several_threads_reports_as_on_one() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `tree` on a doctor fixture (two MultiClusterServices on dev-cluster, one waiting on the
+/// other) with two ClusterDeployments neither selector matches.
+fn tree_of_mcs_fixture(extra: &[&str]) -> Command {
+    let mut cmd = ksm();
+    cmd.args(["tree"]).args(extra).args([
+        "--now",
+        "2026-11-21T12:00:00Z",
+        "--from",
+        "testdata/doctor/sveltos-mcs-dependency-waiting/dump.yaml",
+        "testdata/tree/more-clusters.yaml",
+    ]);
+    cmd
+}
+
+#[test]
+fn tree_draws_multi_cluster_services_and_their_clusters() {
+    assert_cmd_snapshot!(tree_of_mcs_fixture(&[]));
+}
+
+#[test]
+fn tree_rooted_at_a_cluster_says_why_a_selector_passes_it_over() {
+    assert_cmd_snapshot!(tree_of_mcs_fixture(&[
+        "clusterdeployment/staging",
+        "-o",
+        "json"
+    ]));
+}
+
+#[test]
+fn tree_names_the_owner_of_a_release_two_servicesets_claim() {
+    assert_cmd_snapshot!(ksm().args([
+        "tree",
+        "--now",
+        "2026-11-21T12:00:00Z",
+        "-o",
+        "yaml",
+        "--from",
+        "testdata/doctor/flux-priority-conflict/dump.yaml",
+    ]));
+}
+
+#[test]
+fn tree_of_the_management_cluster_and_of_a_missing_object() {
+    assert_cmd_snapshot!(ksm().args([
+        "tree",
+        "--now",
+        "2026-11-21T12:00:00Z",
+        "--from",
+        "testdata/doctor/sveltos-healthy-self-management/dump.yaml",
+    ]));
+    assert_cmd_snapshot!(tree_of_mcs_fixture(&["mcs/nope"]));
+    assert_cmd_snapshot!(tree_of_mcs_fixture(&["helmrelease/x"]));
+}

@@ -131,7 +131,7 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
     let reader = doctor_user(api);
     let cases = cases();
     assert!(cases.len() >= 50, "only {} doctor cases", cases.len());
-    let (mut flux, mut sveltos, mut providers) = (0, 0, 0);
+    let (mut flux, mut sveltos, mut providers, mut targets) = (0, 0, 0, 0);
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
         let dump = case.join("dump.yaml");
@@ -151,6 +151,7 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
             );
             assert_eq!(code, want_code, "{name}: exit codes as {who}");
         }
+        targets += tree_agrees(&reader, &name, &dump);
         providers += check_agrees(api, &name, &dump);
         for set in want["serviceSets"].as_array().unwrap() {
             match set["translation"].as_str() {
@@ -166,6 +167,10 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
         "{flux} Flux, {sveltos} Sveltos ServiceSets"
     );
     assert!(providers >= 50, "check compared on {providers} providers");
+    assert!(
+        targets >= 5,
+        "tree compared on {targets} MultiClusterService targets"
+    );
     // Unloaded: nothing of the last case is left for the next test.
     let left = api.kubectl(&[
         "get",
@@ -175,6 +180,43 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
         "name",
     ]);
     assert_eq!(left, "", "left after unloading");
+}
+
+/// `tree -A` live (as a user bound to doctor's role, the dump loaded) against `tree --from`
+/// the dump: the same document. Returns the number of MultiClusterService targets in it.
+fn tree_agrees(user: &User, case: &str, dump: &Path) -> usize {
+    let json = |out: Output| -> Value {
+        assert!(
+            out.status.success(),
+            "{case}: tree: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{case}: tree -o json: {e}"))
+    };
+    let live = json(
+        user.ksm()
+            .args(["tree", "-A", "--now", NOW, "-o", "json"])
+            .output()
+            .unwrap(),
+    );
+    let saved = json(
+        Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .args(["tree", "--now", NOW, "-o", "json", "--from"])
+            .arg(dump)
+            .env_clear()
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        live, saved,
+        "{case}: tree live (left) and from the dump (right)"
+    );
+    saved["multiClusterServices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["targets"].as_array().unwrap().len())
+        .sum()
 }
 
 /// `check` live (as the admin, the dump loaded) against `check DUMP --objects DUMP`: every

@@ -169,6 +169,11 @@ impl<'a> ServiceSet<'a> {
     pub fn provider_name(self) -> &'a str {
         str_at(self.0, "/spec/provider/name")
     }
+    /// `spec.multiClusterService`: the MultiClusterService it was derived from; empty for a
+    /// ClusterDeployment's own.
+    pub fn multi_cluster_service(self) -> &'a str {
+        str_at(self.0, "/spec/multiClusterService")
+    }
     /// `spec.provider.config` (None when absent).
     pub fn provider_config(self) -> Option<&'a Value> {
         self.0.pointer("/spec/provider/config")
@@ -235,6 +240,12 @@ impl<'a> Service<'a> {
     /// `helmAction: Uninstall`.
     pub fn uninstall(self) -> bool {
         str_at(self.0, "/helmAction") == "Uninstall"
+    }
+    /// `dependsOn[]`, each as kcm keys it ([`service_key`]: namespace, name).
+    pub fn depends_on(self) -> impl Iterator<Item = (&'a str, &'a str)> {
+        items_at(self.0, "/dependsOn")
+            .iter()
+            .map(|d| service_key(str_at(d, "/namespace"), str_at(d, "/name")))
     }
 }
 

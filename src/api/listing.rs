@@ -53,6 +53,8 @@ pub const KCM: &[Listed] = &[
     listed(&kinds::SERVICE_TEMPLATE, false),
     // A ServiceSet of a MultiClusterService depends on ServiceSets of other services.
     listed(&kinds::MULTI_CLUSTER_SERVICE, true),
+    // The clusters the ServiceSets deploy to (`tree`), whose Credentials Sveltos's chain reads.
+    listed(&kinds::CLUSTER_DEPLOYMENT, false),
 ];
 
 /// Flux sources, which may be referenced across namespaces.

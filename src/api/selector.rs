@@ -39,6 +39,20 @@ impl Requirement {
     }
 }
 
+/// kubectl's form: `key=value`, `key in (a,b)`, `key notin (a,b)`, `key`, `!key`.
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let key = &self.key;
+        match self.op {
+            Op::Equals => write!(f, "{key}={}", self.values.join(",")),
+            Op::In => write!(f, "{key} in ({})", self.values.join(",")),
+            Op::NotIn => write!(f, "{key} notin ({})", self.values.join(",")),
+            Op::Exists => write!(f, "{key}"),
+            Op::DoesNotExist => write!(f, "!{key}"),
+        }
+    }
+}
+
 /// A parsed selector; no requirement selects everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selector {

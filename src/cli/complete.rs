@@ -143,6 +143,7 @@ mod tests {
                 "render",
                 "diff",
                 "doctor",
+                "tree",
                 "run",
                 "version",
                 "completion"

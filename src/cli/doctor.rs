@@ -52,7 +52,7 @@ pub struct DoctorArgs {
     #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector_flag)]
     pub selector: Option<SelectorArg>,
     /// A service Pending or Provisioning longer than this is stuck (Go duration)
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::api::duration::flag)]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_STUCK_AFTER, value_parser = crate::api::duration::flag)]
     pub stuck_after: Duration,
     /// The time to judge ages against (RFC 3339); default: now, or for a bundle saved with
     /// --save the time it was captured
@@ -69,6 +69,9 @@ pub struct DoctorArgs {
     #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
     pub output: OutputFormat,
 }
+
+/// How long a service may be Pending or Provisioning before doctor calls it stuck.
+pub const DEFAULT_STUCK_AFTER: &str = "10m";
 
 /// The formats of `doctor -o`.
 pub const FORMATS: &[OutputFormat] = &[
@@ -125,23 +128,53 @@ fn capture_time(paths: &[PathBuf]) -> Option<chrono::DateTime<chrono::Utc>> {
     })
 }
 
-/// What doctor diagnoses: the objects, whether Secret names are among them, the namespace
-/// filter, and the kinds it could not read.
-struct Snapshot {
-    objects: Vec<Value>,
-    secrets: bool,
-    namespace: Option<String>,
-    unread: Vec<doctor::Unread>,
+/// What doctor diagnoses (and tree draws): the objects, whether Secret names are among them,
+/// the namespace filter, the kinds it could not read, and when a bundle was captured.
+pub(super) struct Snapshot {
+    pub objects: Vec<Value>,
+    pub secrets: bool,
+    pub namespace: Option<String>,
+    pub unread: Vec<doctor::Unread>,
+    pub captured: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// The objects of the cluster, or of the saved files `from` when there are any; Secret data
+/// removed either way.
+pub(super) fn snapshot(
+    from: &[PathBuf],
+    all_namespaces: bool,
+    global: &GlobalArgs,
+    io: &mut Io,
+) -> Result<Snapshot, CliError> {
+    let mut snap = if from.is_empty() {
+        live_snapshot(all_namespaces, global, io)?
+    } else {
+        let objects: Vec<Value> = input::load_objects(from, io)?
+            .into_iter()
+            .map(|o| o.json)
+            .collect();
+        let secrets = objects.iter().any(secret::is_secret);
+        let namespace = global.cluster.namespace.clone();
+        Snapshot {
+            objects,
+            secrets,
+            namespace: namespace.filter(|_| !all_namespaces),
+            unread: Vec::new(),
+            captured: capture_time(from),
+        }
+    };
+    snap.objects = without_secret_data(std::mem::take(&mut snap.objects));
+    Ok(snap)
 }
 
 /// Reads the cluster.
 fn live_snapshot(
-    args: &DoctorArgs,
+    all_namespaces: bool,
     global: &GlobalArgs,
     io: &mut Io,
 ) -> Result<Snapshot, CliError> {
     let mut cluster = Cluster::connect(&global.cluster)?;
-    let namespace = if args.all_namespaces {
+    let namespace = if all_namespaces {
         None
     } else {
         Some(cluster.default_namespace.clone())
@@ -167,6 +200,7 @@ fn live_snapshot(
             .into_iter()
             .map(|(kind, reason)| doctor::Unread { kind, reason })
             .collect(),
+        captured: None,
     })
 }
 
@@ -176,30 +210,14 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     }
     let format = args.output;
     let live = args.from.is_empty();
-    let mut captured = None;
     let Snapshot {
         objects,
         secrets: secrets_collected,
         namespace,
         unread,
-    } = if live {
-        live_snapshot(args, global, io)?
-    } else {
-        captured = capture_time(&args.from);
-        let objects: Vec<Value> = input::load_objects(&args.from, io)?
-            .into_iter()
-            .map(|o| o.json)
-            .collect();
-        let secrets = objects.iter().any(secret::is_secret);
-        let namespace = global.cluster.namespace.clone();
-        Snapshot {
-            objects,
-            secrets,
-            namespace: namespace.filter(|_| !args.all_namespaces),
-            unread: Vec::new(),
-        }
-    };
-    let objects = select_service_sets(without_secret_data(objects), args.selector.as_ref());
+        captured,
+    } = snapshot(&args.from, args.all_namespaces, global, io)?;
+    let objects = select_service_sets(objects, args.selector.as_ref());
     let service_set = args.name.clone().or_else(|| args.serviceset.clone());
     let now = args.now.or(captured).unwrap_or_else(chrono::Utc::now);
     let options = Options {

@@ -16,6 +16,7 @@ pub mod lint_config;
 pub mod logs;
 pub mod render;
 pub mod run;
+pub mod tree;
 pub mod version;
 
 use std::ffi::OsString;
@@ -175,6 +176,9 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Diagnose stuck or failed services: SMP → ServiceSet → Profile or Flux object → source
     Doctor(doctor::DoctorArgs),
+    /// The fleet as a tree: MultiClusterServices and the clusters they match, each cluster's
+    /// ServiceSets and their services
+    Tree(tree::TreeArgs),
     /// Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out
     Run(run::RunArgs),
     /// Print the version, git commit and build date
@@ -332,6 +336,7 @@ pub fn run(
         Command::Render(a) => render::run(a, g, &mut io),
         Command::Diff(a) => diff::run(a, g, &mut io),
         Command::Doctor(a) => doctor::run(a, g, &mut io),
+        Command::Tree(a) => tree::run(a, g, &mut io),
         Command::Run(a) => run::run(a, g, &mut io),
         Command::Version(a) => version::run(a, &mut io),
         Command::Completion(a) => completion::run(a, &mut io),

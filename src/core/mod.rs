@@ -34,3 +34,4 @@ pub mod render;
 pub mod schema;
 pub mod secret;
 pub mod state;
+pub mod tree;

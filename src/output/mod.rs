@@ -17,6 +17,7 @@ pub mod pretty;
 pub mod render;
 pub mod sarif;
 pub mod stream;
+pub mod tree;
 pub mod yaml;
 
 use serde_json::{Map, Value, json};

@@ -128,6 +128,10 @@ pub struct ServiceView {
     pub observed: Option<String>,
     pub flux_object: Option<String>,
     pub source: Option<String>,
+    /// The ServiceSet that owns the release this service conflicts on
+    /// (`ServiceSet/<namespace>/<name>`), when another one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// Indexes into `Report::findings`.
     pub findings: Vec<usize>,
 }
@@ -144,6 +148,7 @@ impl ServiceView {
             observed: None,
             flux_object: None,
             source: None,
+            owner: None,
             findings: Vec::new(),
         }
     }

@@ -124,7 +124,7 @@ impl<'a> Doctor<'a, '_> {
     /// The links of a service, in order.
     fn flux_links(&mut self, s: &mut FluxService<'a>, view: &mut ServiceView) -> Link {
         self.template(s)?;
-        self.release_owner(s)?;
+        self.release_owner(s, view)?;
         let flux = self.flux_object(s, view)?;
         let seen = self.seen(s, flux, view);
         let duplicate = self.duplicate(s, flux);
@@ -160,7 +160,7 @@ impl<'a> Doctor<'a, '_> {
     }
 
     /// Another ServiceSet of the provider owns the release: the adapter writes nothing.
-    fn release_owner(&self, s: &FluxService) -> Link {
+    fn release_owner(&self, s: &FluxService, view: &mut ServiceView) -> Link {
         let key = (
             s.ss.namespace().to_string(),
             s.ss.name().to_string(),
@@ -169,11 +169,10 @@ impl<'a> Doctor<'a, '_> {
         let Some(c) = self.flux_conflicts.get(&key) else {
             return Continue(());
         };
+        let owner = format!("ServiceSet/{}/{}", c.owner.namespace, c.owner.service_set);
+        view.owner = Some(owner.clone());
         let mut chain = s.chain.clone();
-        chain.push(format!(
-            "ServiceSet/{}/{}",
-            c.owner.namespace, c.owner.service_set
-        ));
+        chain.push(owner);
         let words = findings::flux_conflict(&s.label, c);
         Break(Stop::At(words.about(s.ss.meta().id(), chain)))
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::findings::{
-    self, Failed, Held, NotReady, Stale, Stuck, SveltosFailure, VerifierHold, Words,
+    self, Failed, Held, NotReady, ReleaseOwner, Stale, Stuck, SveltosFailure, VerifierHold, Words,
 };
 use super::sveltos::{SetContext, health_conditions, non_retriable, status_of};
 use super::{Doctor, Link, ServiceView, SetLink, Stop};
@@ -97,6 +97,9 @@ impl Doctor<'_, '_> {
             ServiceType::Kustomize => format!("{} feature Kustomize", s.summary_disp),
             ServiceType::Resource => format!("{} feature Resources", s.summary_disp),
         });
+        if s.mapped.why == Why::Conflict {
+            view.owner = Some(self.conflict_owner(&s).service_set);
+        }
         let words = self
             .mapped(&s, ctx)
             .or_else(|| stale_helm(&s, ty))
@@ -187,11 +190,15 @@ impl Doctor<'_, '_> {
         }
     }
 
+    /// Who manages the Helm release a service conflicts on, from Sveltos's message.
+    fn conflict_owner(&self, s: &SummaryService) -> ReleaseOwner {
+        let owner = conflict_owner(&s.mapped.message).unwrap_or("?");
+        self.summary_owner(s.summary.meta().namespace(), owner)
+    }
+
     /// Another ClusterSummary manages the Helm release: its owner and both tiers.
     fn helm_conflict(&self, s: &SummaryService) -> Words {
-        let cs = s.summary.meta();
-        let owner = conflict_owner(&s.mapped.message).unwrap_or("?");
-        let owner = self.summary_owner(cs.namespace(), owner);
+        let owner = self.conflict_owner(s);
         findings::helm_conflict(
             &s.label,
             s.release,
