@@ -6,6 +6,7 @@
 //!   services, StateManagementProvider and its references, ServiceTemplate, ClusterDeployment
 //!   and MultiClusterService, HelmRelease/Kustomization and their sources);
 //! - [`sveltos`]: kcm's default provider: its adapter's facts, the Sveltos objects;
+//! - [`crd`], [`lease`]: views of a CustomResourceDefinition and of a Lease;
 //! - [`naming`]: the naming and labelling rules of the Flux adapter and of kcm;
 //! - [`status`]: what the API server omits from the status of the built-in workload kinds;
 //! - the primitives: [`names`] (DNS-1123 names, label syntax), [`selector`] (label
@@ -13,10 +14,12 @@
 //!
 //! PURE like the core, and below it: nothing here depends on the rest of the crate.
 
+pub mod crd;
 pub mod duration;
 pub mod flux;
 pub mod kcm;
 pub mod kinds;
+pub mod lease;
 pub mod meta;
 pub mod names;
 pub mod naming;
