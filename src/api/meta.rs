@@ -10,28 +10,31 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+// The pointer helpers stay inside `api`: every other room reads a field through a view
+// (ARCHITECTURE.md, "No room reads a Kubernetes object's fields except through a view").
+
 /// The string at a JSON pointer, or "" (absent, null, or not a string).
-pub fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+pub(in crate::api) fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
     opt_str_at(v, pointer).unwrap_or("")
 }
 
 /// The string at a JSON pointer, if there is one.
-pub fn opt_str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+pub(in crate::api) fn opt_str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str)
 }
 
 /// The bool at a JSON pointer, if it is one.
-pub fn bool_at(v: &Value, pointer: &str) -> Option<bool> {
+pub(in crate::api) fn bool_at(v: &Value, pointer: &str) -> Option<bool> {
     v.pointer(pointer).and_then(Value::as_bool)
 }
 
 /// The integer at a JSON pointer, if it is one.
-pub fn i64_at(v: &Value, pointer: &str) -> Option<i64> {
+pub(in crate::api) fn i64_at(v: &Value, pointer: &str) -> Option<i64> {
     v.pointer(pointer).and_then(Value::as_i64)
 }
 
 /// The items of the list at a JSON pointer (none when absent or not a list).
-pub fn items_at<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
+pub(in crate::api) fn items_at<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
     v.pointer(pointer)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)

@@ -12,6 +12,9 @@
 //! - the primitives: [`names`] (DNS-1123 names, label syntax), [`selector`] (label
 //!   selectors), [`duration`] (Go durations and the Flux duration pattern).
 //!
+//! Every other room reads an object's fields through these views: the JSON pointer helpers
+//! of [`meta`] are private to `api` (ARCHITECTURE.md; `tests/architecture.rs` keeps the rest).
+//!
 //! PURE like the core, and below it: nothing here depends on the rest of the crate.
 
 pub mod crd;
