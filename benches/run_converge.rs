@@ -47,12 +47,16 @@ use std::time::{Duration, Instant};
 
 use fakeapi::FakeApiServer;
 use kubectl_ksm::api::kinds;
-use kubectl_ksm::api::meta::str_at as s;
 use kubectl_ksm::core::adapter;
 use serde_json::{Value, json};
 use server::Server;
 
 const NS: &str = "kcm-system";
+
+/// The string at a JSON pointer of an object the fake server holds, or "".
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

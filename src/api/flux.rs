@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::kinds;
-use super::meta::{Object, str_at};
+use super::meta::{Object, ObjectRef, bool_at, str_at};
 
 /// A HelmRelease or a Kustomization.
 #[derive(Debug, Clone, Copy)]
@@ -89,6 +89,28 @@ impl<'a> FluxObject<'a> {
         }
     }
 
+    /// `spec.kubeConfig.secretRef.name`: the kubeconfig Secret of the cluster it deploys to
+    /// ("" for the management cluster).
+    pub fn kube_config_secret(self) -> &'a str {
+        str_at(self.0, "/spec/kubeConfig/secretRef/name")
+    }
+    /// `spec.targetNamespace` ("" when unset).
+    pub fn target_namespace(self) -> &'a str {
+        str_at(self.0, "/spec/targetNamespace")
+    }
+    /// A HelmRelease's `spec.releaseName` ("" when unset).
+    pub fn release_name(self) -> &'a str {
+        str_at(self.0, "/spec/releaseName")
+    }
+    /// A HelmRelease's `spec.storageNamespace` ("" when unset).
+    pub fn storage_namespace(self) -> &'a str {
+        str_at(self.0, "/spec/storageNamespace")
+    }
+    /// A Kustomization's `spec.path` ("" when unset).
+    pub fn path(self) -> &'a str {
+        str_at(self.0, "/spec/path")
+    }
+
     /// Something was tried: a reconcile recorded an attempt, a release or an applied revision.
     pub fn attempted(self) -> bool {
         let Some(st) = self.0.get("status") else {
@@ -110,6 +132,59 @@ impl<'a> FluxObject<'a> {
                 .is_some_and(|g| g > 0)
             || nonempty_arr(st.get("history"))
             || nonempty_arr(st.pointer("/inventory/entries"))
+    }
+}
+
+/// A Flux source: a HelmChart, HelmRepository, GitRepository, OCIRepository or Bucket. Each
+/// field is its kind's; on another kind it reads as empty.
+#[derive(Debug, Clone, Copy)]
+pub struct FluxSource<'a>(pub &'a Value);
+
+impl<'a> FluxSource<'a> {
+    pub fn meta(self) -> Object<'a> {
+        Object(self.0)
+    }
+    /// A HelmChart's `spec.chart`: the chart's name in its repository.
+    pub fn chart(self) -> &'a str {
+        str_at(self.0, "/spec/chart")
+    }
+    /// A HelmChart's `spec.version` (a semver range or a version).
+    pub fn chart_version(self) -> &'a str {
+        str_at(self.0, "/spec/version")
+    }
+    /// A HelmChart's `spec.sourceRef`: the repository it is fetched from.
+    pub fn chart_source(self) -> ObjectRef<'a> {
+        ObjectRef(self.0.pointer("/spec/sourceRef").unwrap_or(&Value::Null))
+    }
+    /// `status.artifact.revision`: what the source last fetched ("" before it did).
+    pub fn artifact_revision(self) -> &'a str {
+        str_at(self.0, "/status/artifact/revision")
+    }
+    /// A HelmRepository's `spec.type` is `oci`.
+    pub fn is_oci(self) -> bool {
+        str_at(self.0, "/spec/type") == "oci"
+    }
+    /// A HelmRepository's `spec.insecure` (plain HTTP) is true.
+    pub fn insecure(self) -> bool {
+        bool_at(self.0, "/spec/insecure") == Some(true)
+    }
+    /// `spec.url`.
+    pub fn url(self) -> &'a str {
+        str_at(self.0, "/spec/url")
+    }
+    /// `spec.secretRef`: the credentials (None when absent or not an object).
+    pub fn secret_ref(self) -> Option<ObjectRef<'a>> {
+        self.object_ref("/spec/secretRef")
+    }
+    /// `spec.certSecretRef`: the CA (None when absent or not an object).
+    pub fn cert_secret_ref(self) -> Option<ObjectRef<'a>> {
+        self.object_ref("/spec/certSecretRef")
+    }
+    fn object_ref(self, pointer: &str) -> Option<ObjectRef<'a>> {
+        self.0
+            .pointer(pointer)
+            .filter(|v| v.is_object())
+            .map(ObjectRef)
     }
 }
 
@@ -171,5 +246,29 @@ mod tests {
         assert_eq!(FluxObject(&none).source(), None);
         assert!(!FluxObject(&none).attempted());
         assert!(FluxObject(&json!({"status": {"history": [{}]}})).attempted());
+    }
+
+    #[test]
+    fn source_view() {
+        let chart = json!({"spec": {"chart": "c", "version": "1.x", "url": 1,
+            "sourceRef": {"kind": "HelmRepository", "name": "r"}, "secretRef": "s",
+            "certSecretRef": {"name": "ca"}, "insecure": true, "type": "oci"},
+            "status": {"artifact": {"revision": "1.2.3"}}});
+        let s = FluxSource(&chart);
+        assert_eq!((s.chart(), s.chart_version()), ("c", "1.x"));
+        assert_eq!(
+            (s.chart_source().kind(), s.chart_source().name()),
+            ("HelmRepository", "r")
+        );
+        assert_eq!((s.artifact_revision(), s.url()), ("1.2.3", ""));
+        assert!(s.is_oci() && s.insecure() && s.secret_ref().is_none());
+        assert_eq!(s.cert_secret_ref().map(|r| r.name()), Some("ca"));
+        let bare = json!([]);
+        let b = FluxSource(&bare);
+        assert_eq!(
+            (b.chart(), b.chart_source().name(), b.artifact_revision()),
+            ("", "", "")
+        );
+        assert!(!b.is_oci() && !b.insecure() && b.secret_ref().is_none());
     }
 }

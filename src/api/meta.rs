@@ -8,30 +8,33 @@
 
 use std::fmt;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+// The pointer helpers stay inside `api`: every other room reads a field through a view
+// (ARCHITECTURE.md, "No room reads a Kubernetes object's fields except through a view").
 
 /// The string at a JSON pointer, or "" (absent, null, or not a string).
-pub fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+pub(in crate::api) fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
     opt_str_at(v, pointer).unwrap_or("")
 }
 
 /// The string at a JSON pointer, if there is one.
-pub fn opt_str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+pub(in crate::api) fn opt_str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str)
 }
 
 /// The bool at a JSON pointer, if it is one.
-pub fn bool_at(v: &Value, pointer: &str) -> Option<bool> {
+pub(in crate::api) fn bool_at(v: &Value, pointer: &str) -> Option<bool> {
     v.pointer(pointer).and_then(Value::as_bool)
 }
 
 /// The integer at a JSON pointer, if it is one.
-pub fn i64_at(v: &Value, pointer: &str) -> Option<i64> {
+pub(in crate::api) fn i64_at(v: &Value, pointer: &str) -> Option<i64> {
     v.pointer(pointer).and_then(Value::as_i64)
 }
 
 /// The items of the list at a JSON pointer (none when absent or not a list).
-pub fn items_at<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
+pub(in crate::api) fn items_at<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
     v.pointer(pointer)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
@@ -224,9 +227,59 @@ impl<'a> Object<'a> {
             .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
     }
 
+    /// `metadata.creationTimestamp` ("" when absent).
+    pub fn creation_timestamp(self) -> &'a str {
+        str_at(self.0, "/metadata/creationTimestamp")
+    }
+
+    /// `metadata` (None when absent).
+    pub fn metadata(self) -> Option<&'a Value> {
+        self.0.get("metadata")
+    }
+
+    /// `metadata.annotations` when it is a map.
+    pub fn annotations(self) -> Option<&'a Map<String, Value>> {
+        self.0
+            .pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+    }
+
+    /// A label is set (whatever its value).
+    pub fn has_label(self, key: &str) -> bool {
+        self.labels().get(key).is_some()
+    }
+
+    /// `metadata.ownerReferences[]`.
+    pub fn owner_references(self) -> impl Iterator<Item = ObjectRef<'a>> {
+        items_at(self.0, "/metadata/ownerReferences")
+            .iter()
+            .map(ObjectRef)
+    }
+
+    /// `metadata.managedFields[]` (None when absent or not a list).
+    pub fn managed_fields(self) -> Option<&'a [Value]> {
+        self.0
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+    }
+
+    /// `spec` (None when absent).
+    pub fn spec(self) -> Option<&'a Value> {
+        self.0.get("spec")
+    }
+
     /// `status` (None when absent).
     pub fn status(self) -> Option<&'a Value> {
         self.0.get("status")
+    }
+
+    /// `data.<key>` of a ConfigMap (or Secret) when it is a string.
+    pub fn data_str(self, key: &str) -> Option<&'a str> {
+        self.0
+            .get("data")
+            .and_then(|d| d.get(key))
+            .and_then(Value::as_str)
     }
 
     pub fn observed_generation(self) -> Option<i64> {
@@ -269,6 +322,34 @@ impl<'a> Condition<'a> {
     pub fn observed_generation(self) -> Option<i64> {
         self.0.get("observedGeneration").and_then(Value::as_i64)
     }
+    /// `status` when it is set (possibly empty).
+    pub fn status_if_set(self) -> Option<&'a str> {
+        opt_str_at(self.0, "/status")
+    }
+}
+
+/// A borrowed view of a reference to an object: `kind`, `name`, `namespace`, `apiVersion`
+/// (a `valuesFrom` entry, a source's `secretRef`, an `ownerReferences` entry, a service's
+/// `dependsOn` entry, a template's `status.sourceStatus`...). Absent fields read as "".
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectRef<'a>(pub &'a Value);
+
+impl<'a> ObjectRef<'a> {
+    pub fn json(self) -> &'a Value {
+        self.0
+    }
+    pub fn api_version(self) -> &'a str {
+        str_at(self.0, "/apiVersion")
+    }
+    pub fn kind(self) -> &'a str {
+        str_at(self.0, "/kind")
+    }
+    pub fn name(self) -> &'a str {
+        str_at(self.0, "/name")
+    }
+    pub fn namespace(self) -> &'a str {
+        str_at(self.0, "/namespace")
+    }
 }
 
 #[cfg(test)]
@@ -308,5 +389,32 @@ mod tests {
         assert_eq!((v.name(), v.label("k")), ("", ""));
         assert!(v.finalizers().is_empty() && v.condition("Ready").is_none());
         assert!(v.labels().is_null());
+        assert!(v.annotations().is_none() && v.managed_fields().is_none());
+        assert_eq!(
+            (v.creation_timestamp(), v.owner_references().count()),
+            ("", 0)
+        );
+        assert_eq!((v.data_str("k"), v.spec()), (None, None));
+    }
+
+    #[test]
+    fn references_data_and_managed_fields() {
+        let o = json!({"metadata": {"labels": {"k": ""}, "annotations": {"a": "b"},
+            "creationTimestamp": "2026-01-01T00:00:00Z", "managedFields": [{"manager": "m"}],
+            "ownerReferences": [{"kind": "ServiceSet", "name": "s"}, "x"]},
+            "data": {"rules": "r", "n": 1}});
+        let v = Object(&o);
+        assert!(v.has_label("k") && !v.has_label("x"));
+        assert_eq!(v.annotations().map(|a| a.len()), Some(1));
+        assert_eq!(v.creation_timestamp(), "2026-01-01T00:00:00Z");
+        assert_eq!(v.managed_fields().map(<[Value]>::len), Some(1));
+        let owners: Vec<_> = v.owner_references().map(|r| (r.kind(), r.name())).collect();
+        assert_eq!(owners, [("ServiceSet", "s"), ("", "")]);
+        assert_eq!((v.data_str("rules"), v.data_str("n")), (Some("r"), None));
+        let c = json!({"type": "Ready"});
+        assert_eq!(
+            (Condition(&c).status_if_set(), Condition(&c).status()),
+            (None, "")
+        );
     }
 }

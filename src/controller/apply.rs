@@ -57,7 +57,7 @@ pub async fn apply(
         info!(serviceset = %who, "finalizer added");
     }
     if plan.status_changed {
-        let old = set.get("status").cloned().unwrap_or(json!({}));
+        let old = meta.status().cloned().unwrap_or(json!({}));
         // The diff is against the status this reconcile read: the resourceVersion makes the
         // patch apply only to that version (a cache lagging behind never writes a stale view).
         let patch = json!({"metadata": {"resourceVersion": rv},

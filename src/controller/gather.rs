@@ -37,7 +37,7 @@ impl Gathered {
             live,
             sources: &self.sources,
             provider: self.provider,
-            previous_status: self.set.get("status"),
+            previous_status: Object(&self.set).status(),
             now: Utc::now(),
             source_timeout,
             rivals: &self.rivals,

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::api::meta::i64_at;
+use crate::api::lease::Lease;
 use chrono::Utc;
 use kube::Client;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::watch;
 use tracing::{error, info, warn};
 
@@ -42,14 +42,6 @@ pub struct Elector {
 
 fn micro_time() -> String {
     Utc::now().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
-}
-
-fn spec_str<'a>(lease: &'a Value, key: &str) -> &'a str {
-    lease
-        .get("spec")
-        .and_then(|s| s.get(key))
-        .and_then(Value::as_str)
-        .unwrap_or("")
 }
 
 impl Elector {
@@ -100,8 +92,9 @@ impl Elector {
             };
         };
         let value = serde_json::to_value(&current).map_err(kube::Error::SerdeError)?;
-        let holder = spec_str(&value, "holderIdentity").to_string();
-        let record = format!("{holder}@{}", spec_str(&value, "renewTime"));
+        let lease = Lease(&value);
+        let holder = lease.holder_identity().to_string();
+        let record = format!("{holder}@{}", lease.renew_time());
         let seen_at = match &self.observed {
             Some((r, at)) if *r == record => *at,
             _ => {
@@ -110,24 +103,14 @@ impl Elector {
                 at
             }
         };
-        let their_duration = i64_at(&value, "/spec/leaseDurationSeconds")
-            .unwrap_or(duration)
-            .max(1) as u64;
+        let their_duration = lease.lease_duration_seconds().unwrap_or(duration).max(1) as u64;
         if !holder.is_empty()
             && holder != self.identity
             && seen_at.elapsed() < Duration::from_secs(their_duration)
         {
             return Ok(false);
         }
-        let mut lease = value.clone();
-        let transitions = i64_at(&value, "/spec/leaseTransitions").unwrap_or(0);
-        if holder != self.identity {
-            lease["spec"]["acquireTime"] = now.clone().into();
-            lease["spec"]["leaseTransitions"] = (transitions + 1).into();
-        }
-        lease["spec"]["holderIdentity"] = self.identity.clone().into();
-        lease["spec"]["leaseDurationSeconds"] = duration.into();
-        lease["spec"]["renewTime"] = now.into();
+        let lease = lease.taken_by(&self.identity, duration, &now);
         let obj: DynamicObject = serde_json::from_value(lease).map_err(kube::Error::SerdeError)?;
         self.metrics.write("lease");
         match self.api.replace(&self.name, &post_params(), &obj).await {
@@ -195,15 +178,13 @@ impl Elector {
         let Ok(Some(current)) = self.api.get_opt(&self.name).await else {
             return;
         };
-        let Ok(mut lease) = serde_json::to_value(&current) else {
+        let Ok(value) = serde_json::to_value(&current) else {
             return;
         };
-        if spec_str(&lease, "holderIdentity") != self.identity {
+        if Lease(&value).holder_identity() != self.identity {
             return;
         }
-        lease["spec"]["holderIdentity"] = Value::Null;
-        lease["spec"]["leaseDurationSeconds"] = 1.into();
-        lease["spec"]["renewTime"] = micro_time().into();
+        let lease = Lease(&value).released(&micro_time());
         let Ok(obj) = serde_json::from_value::<DynamicObject>(lease) else {
             return;
         };

@@ -5,6 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::api::kcm::{self, ServiceSource};
+
 /// A service key: (effective namespace, name), see [`crate::api::kcm::service_key`].
 pub type Key<'a> = (&'a str, &'a str);
 
@@ -15,6 +17,22 @@ pub struct Service<'a> {
     pub key: Key<'a>,
     pub depends_on: Vec<Key<'a>>,
     pub disabled: bool,
+}
+
+impl<'a> Service<'a> {
+    /// A service of a `serviceSpec`, keyed as kcm keys it.
+    pub fn of(s: kcm::Service<'a>) -> Self {
+        Service {
+            key: s.key(),
+            depends_on: s.dependency_keys(),
+            disabled: s.disabled(),
+        }
+    }
+
+    /// The services of a ClusterDeployment's or MultiClusterService's `spec.serviceSpec`.
+    pub fn all_of(source: ServiceSource<'a>) -> Vec<Self> {
+        source.service_views().map(Self::of).collect()
+    }
 }
 
 /// A `dependsOn` entry: (index of the service, index of the entry).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub use crate::api::ObjectId;
-use crate::api::meta::str_at;
+use crate::api::meta::Object;
 use crate::core::secret;
 use crate::diag::yaml::{self, Node};
 use crate::diag::{Diagnostic, Source};
@@ -52,7 +52,7 @@ impl LoadedObject {
     }
 
     pub fn kind(&self) -> &str {
-        str_at(&self.json, "/kind")
+        Object(&self.json).kind()
     }
 }
 

@@ -165,11 +165,9 @@ pub fn secret_spans(root: &Node) -> Vec<Range<usize>> {
                         None => spans.push(value.span.clone()),
                     }
                 }
-                if let Some(v) = node
-                    .get("metadata")
-                    .and_then(|m| m.get("annotations"))
-                    .and_then(|a| a.get(LAST_APPLIED))
-                {
+                // A YAML node's position, not a field read: the annotation's path in the source.
+                let path = ["metadata", "annotations", LAST_APPLIED];
+                if let Some(v) = path.iter().try_fold(node, |n, k| n.get(k)) {
                     spans.push(v.span.clone());
                 }
             }

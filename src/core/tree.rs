@@ -262,7 +262,8 @@ fn set_node(ss: ServiceSet, view: &ServiceSetView, report: &Report, now: DateTim
                 observed: sv.observed.clone(),
                 depends_on: spec
                     .map(|s| {
-                        s.depends_on()
+                        s.dependency_keys()
+                            .into_iter()
                             .map(|(ns, name)| format!("{ns}/{name}"))
                             .collect()
                     })

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 
 use crate::api::flux::FluxObject;
 use crate::api::kcm::{ServiceSet, ServiceStatus, ServiceTemplate, StateManagementProvider};
-use crate::api::meta::{Object, str_at};
+use crate::api::meta::Object;
 use crate::api::{kinds, naming, selector};
 use crate::core::render::{self, Outcome, Rendered};
 use crate::core::state::{self, COND_READY, CondStatus, Observed, ServiceState};
@@ -550,7 +550,7 @@ pub fn service_version(set: &Value, svc_name: &str, templates: &[Value]) -> Opti
         .iter()
         .map(ServiceTemplate)
         .find(|t| t.name() == template && t.namespace() == ns)?;
-    let chart_version = t.chart_spec().map_or("", |c| str_at(c, "/version"));
+    let chart_version = t.chart_spec_version();
     for v in [t.version(), chart_version] {
         if !v.is_empty() {
             return Some(v.into());

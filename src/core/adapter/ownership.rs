@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::api::flux::FluxObject;
 use crate::api::kcm::ServiceSet;
-use crate::api::meta::{Object, str_at};
+use crate::api::meta::Object;
 use crate::api::naming;
 use crate::api::sveltos::{DEFAULT_PRIORITY, MAX_PRIORITY, MIN_PRIORITY};
 use crate::core::render::{Outcome, Rendered};
@@ -88,21 +88,24 @@ impl std::fmt::Display for Target {
 /// ClusterDeployment (`<namespace>/<cluster>`), or the management cluster.
 pub fn target_of(obj: &Value) -> Option<Target> {
     let o = Object(obj);
+    let flux = FluxObject(obj);
     let ns = o.namespace();
-    let cluster = match str_at(obj, "/spec/kubeConfig/secretRef/name") {
+    let cluster = match flux.kube_config_secret() {
         "" => MANAGEMENT_CLUSTER.to_string(),
         secret => format!("{ns}/{}", naming::cluster_of_kubeconfig_secret(secret)),
     };
-    let non_empty = |p: &str| Some(str_at(obj, p)).filter(|s| !s.is_empty());
+    fn non_empty(s: &str) -> Option<&str> {
+        Some(s).filter(|s| !s.is_empty())
+    }
     match o.kind() {
         "HelmRelease" => {
-            let target_ns = non_empty("/spec/targetNamespace");
-            let name = match (non_empty("/spec/releaseName"), target_ns) {
+            let target_ns = non_empty(flux.target_namespace());
+            let name = match (non_empty(flux.release_name()), target_ns) {
                 (Some(r), _) => r.to_string(),
                 (None, Some(t)) => format!("{t}-{}", o.name()),
                 (None, None) => o.name().to_string(),
             };
-            let namespace = non_empty("/spec/storageNamespace")
+            let namespace = non_empty(flux.storage_namespace())
                 .or(target_ns)
                 .unwrap_or(ns)
                 .to_string();
@@ -113,9 +116,9 @@ pub fn target_of(obj: &Value) -> Option<Target> {
             })
         }
         "Kustomization" => {
-            let source = FluxObject(obj).source()?;
+            let source = flux.source()?;
             // Flux reads "", "." and "./" as the source's root.
-            let path = match str_at(obj, "/spec/path").trim_end_matches('/') {
+            let path = match flux.path().trim_end_matches('/') {
                 "" | "." => "./".to_string(),
                 p if p.starts_with("./") || p.starts_with('/') => p.to_string(),
                 p => format!("./{p}"),
@@ -124,7 +127,7 @@ pub fn target_of(obj: &Value) -> Option<Target> {
                 cluster,
                 source: format!("{}/{}/{}", source.kind, source.namespace, source.name),
                 path,
-                target_namespace: str_at(obj, "/spec/targetNamespace").to_string(),
+                target_namespace: flux.target_namespace().to_string(),
             })
         }
         _ => None,
@@ -136,7 +139,7 @@ pub fn target_of(obj: &Value) -> Option<Target> {
 pub fn claims(set: &Value, rendered: &Rendered) -> Vec<(usize, Claim)> {
     let s = ServiceSet(set);
     let priority = priority(s.provider_config()).unwrap_or(DEFAULT_PRIORITY);
-    let created = str_at(set, "/metadata/creationTimestamp").parse().ok();
+    let created = s.meta().creation_timestamp().parse().ok();
     let deleting = s.meta().is_deleting();
     rendered
         .services

@@ -6,9 +6,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
 use super::{Inputs, Provider, SERVICE_READY_CONDITION, SERVICES_READY_CONDITION, service_version};
-use crate::api::kcm::ServiceSet;
+use crate::api::kcm::{ServiceSet, ServiceStatus};
 use crate::api::kinds;
-use crate::api::meta::{Object, str_at};
+use crate::api::meta::{Condition, Object};
 use crate::core::render::{self, ServiceType};
 use crate::core::state::{self, COND_READY, CondStatus, ServiceState};
 
@@ -40,12 +40,10 @@ pub(super) fn service_status(
     let state = outcome.state.as_str();
     let mut m = Map::new();
     // Transition time: kept unless the state really changed.
+    let prev = prev.map(ServiceStatus);
     let since = match prev {
-        Some(p)
-            if str_at(p, "/state") == state
-                && !str_at(p, "/lastStateTransitionTime").is_empty() =>
-        {
-            str_at(p, "/lastStateTransitionTime").to_string()
+        Some(p) if p.state() == state && !p.last_state_transition_time().is_empty() => {
+            p.last_state_transition_time().to_string()
         }
         _ => rfc3339(now),
     };
@@ -54,7 +52,7 @@ pub(super) fn service_status(
     let version = if outcome.state == ServiceState::Deployed {
         service_version(set, &svc.name, templates)
     } else {
-        prev.map(|p| str_at(p, "/version").to_string())
+        prev.map(|p| p.version().to_string())
             .filter(|v| !v.is_empty())
     };
     if let Some(v) = version {
@@ -67,7 +65,7 @@ pub(super) fn service_status(
         // The type is required by the CRD; without a template, keep what was known, else
         // Helm (kcm's default service kind).
         None => prev
-            .map(|p| str_at(p, "/type"))
+            .map(|p| p.type_())
             .filter(|t| matches!(*t, "Helm" | "Kustomize" | "Resource"))
             .unwrap_or("Helm"),
     };
@@ -88,7 +86,7 @@ pub(super) fn service_status(
 /// The Flux object's Ready condition, as the service's `Ready` condition.
 fn mirror_ready(
     obj: &Value,
-    prev: Option<&Value>,
+    prev: Option<ServiceStatus>,
     set: &Value,
     now: DateTime<Utc>,
 ) -> Option<Value> {
@@ -104,20 +102,13 @@ fn mirror_ready(
         "Unknown".to_string()
     };
     let message: String = c.message.chars().take(32768).collect();
-    let prev_cond = prev
-        .and_then(|p| p.get("conditions"))
-        .and_then(Value::as_array)
-        .and_then(|a| {
-            a.iter()
-                .find(|x| str_at(x, "/type") == SERVICE_READY_CONDITION)
-        });
+    let prev_cond = prev.and_then(|p| {
+        p.conditions()
+            .find(|x| x.type_() == SERVICE_READY_CONDITION)
+    });
     let since = match prev_cond {
-        Some(p)
-            if str_at(p, "/status") == status
-                && str_at(p, "/reason") == reason
-                && str_at(p, "/message") == message =>
-        {
-            str_at(p, "/lastTransitionTime").to_string()
+        Some(p) if p.status() == status && p.reason() == reason && p.message() == message => {
+            p.last_transition_time().to_string()
         }
         _ => c
             .last_transition_time
@@ -152,7 +143,7 @@ pub(super) fn build_status(set: &Value, services: Vec<Value>, inputs: &Inputs) -
     let total = services.len();
     let deployed = services
         .iter()
-        .filter(|x| str_at(x, "/state") == ServiceState::Deployed.as_str())
+        .filter(|x| ServiceStatus(x).state() == ServiceState::Deployed.as_str())
         .count();
     let mut st = Map::new();
     // kcm's reference to the target cluster (self-management has no ClusterDeployment).
@@ -186,10 +177,11 @@ pub(super) fn build_status(set: &Value, services: Vec<Value>, inputs: &Inputs) -
     }
     match conditions
         .iter_mut()
-        .find(|c| str_at(c, "/type") == SERVICES_READY_CONDITION)
+        .find(|c| Condition(c).type_() == SERVICES_READY_CONDITION)
     {
         Some(old) => {
-            if str_at(old, "/status") == status && str_at(old, "/message") == message {
+            let was = Condition(&*old);
+            if was.status() == status && was.message() == message {
                 cond["lastTransitionTime"] = old["lastTransitionTime"].clone();
             }
             *old = cond;

@@ -14,6 +14,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use crate::api::meta::Object;
+
 /// Whether applying `desired` as `manager` would change nothing in `live`.
 pub fn in_sync(desired: &Value, live: &Value, manager: &str) -> bool {
     if !subset(desired, live) {
@@ -107,7 +109,7 @@ fn collect(v: &Value, path: &mut String, out: &mut Paths) {
 /// The paths `manager` owns by apply, from `metadata.managedFields`; None when it has no
 /// entry. List items (`k:`, `v:`, `i:` keys) are folded into their list.
 fn owned_paths(live: &Value, manager: &str) -> Option<Paths> {
-    let entries = live.get("metadata")?.get("managedFields")?.as_array()?;
+    let entries = Object(live).managed_fields()?;
     let entry = entries.iter().find(|e| {
         e.get("manager").and_then(Value::as_str) == Some(manager)
             && e.get("operation").and_then(Value::as_str) == Some("Apply")

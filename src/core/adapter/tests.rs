@@ -1,7 +1,11 @@
 use super::*;
-use crate::api::meta::str_at as s;
 use crate::core::objects;
 use chrono::TimeZone;
+
+/// The string at a JSON pointer of a written object, or "" (an assertion's read).
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
 
 const INPUT: &str = include_str!("../../../testdata/render/multi-service/input.yaml");
 

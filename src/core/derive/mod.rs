@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::api::kcm::{ServiceSource, StateManagementProvider};
 use crate::api::kinds::{self, KCM_API_VERSION};
-use crate::api::meta::str_at;
+use crate::api::meta::Object;
 use crate::api::naming;
 use crate::api::selector::{Op, Selector};
 use spec::{defaulted_service_spec, provider_config, resolve_services};
@@ -259,13 +259,8 @@ pub fn service_sets(
 /// `serviceset.ObjectKey`: the (namespace, name) of the ServiceSet an MCS produces for
 /// `cd` (or for the management cluster when `cd` is `None`).
 pub fn object_key(cd: Option<&Value>, mcs: &Value, system_namespace: &str) -> (String, String) {
-    let cd = cd.map(|cd| {
-        (
-            str_at(cd, "/metadata/namespace"),
-            str_at(cd, "/metadata/name"),
-        )
-    });
-    naming::mcs_service_set_key(cd, str_at(mcs, "/metadata/name"), system_namespace)
+    let cd = cd.map(|cd| (Object(cd).namespace(), Object(cd).name()));
+    naming::mcs_service_set_key(cd, Object(mcs).name(), system_namespace)
 }
 
 /// `extractRequiredLabels` (builder.go): the labels a ServiceSet needs so that the
@@ -330,11 +325,11 @@ impl ObjMeta {
         {
             return Err(format!("expected a {kind}, got a {k}"));
         }
-        let name = str_at(obj, "/metadata/name");
+        let name = Object(obj).name();
         if name.is_empty() {
             return Err(format!("the {kind} has no metadata.name"));
         }
-        let namespace = str_at(obj, "/metadata/namespace");
+        let namespace = Object(obj).namespace();
         if namespaced && namespace.is_empty() {
             return Err(format!(
                 "{kind} {name} has no metadata.namespace (needed for the ServiceSet namespace)"
@@ -344,9 +339,9 @@ impl ObjMeta {
             .filter(|u| !u.is_empty())
             .map(str::to_string);
         let mut labels = BTreeMap::new();
-        match obj.get("metadata").and_then(|m| m.get("labels")) {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(m)) => {
+        match Object(obj).labels() {
+            Value::Null => {}
+            Value::Object(m) => {
                 for (k, v) in m {
                     let Value::String(v) = v else {
                         return Err(format!("{kind} {name}: label {k} is not a string"));
@@ -354,7 +349,7 @@ impl ObjMeta {
                     labels.insert(k.clone(), v.clone());
                 }
             }
-            Some(_) => return Err(format!("{kind} {name}: metadata.labels is not an object")),
+            _ => return Err(format!("{kind} {name}: metadata.labels is not an object")),
         }
         let deleting = crate::api::Object(obj).is_deleting();
         Ok(ObjMeta {

@@ -14,7 +14,7 @@ use crate::api::kcm::{
     DEFAULT_PROVIDER, DEFAULT_SERVICE_NAMESPACE, ServiceSource, ServiceTemplate,
 };
 use crate::api::kinds;
-use crate::api::meta::str_at;
+use crate::api::meta::Object;
 
 fn set_default(m: &mut Map<String, Value>, key: &str, v: Value) {
     // The API server prunes nulls of non-nullable fields before defaulting.
@@ -302,10 +302,8 @@ fn resolve_version(svc: &Svc, ss_namespace: &str, templates: &[Value]) -> Result
             .get("kind")
             .and_then(Value::as_str)
             .is_none_or(|k| k == kinds::SERVICE_TEMPLATE.kind);
-        let ns = str_at(t, "/metadata/namespace");
-        kind_ok
-            && str_at(t, "/metadata/name") == svc.template
-            && (ns.is_empty() || ns == ss_namespace)
+        let ns = Object(t).namespace();
+        kind_ok && Object(t).name() == svc.template && (ns.is_empty() || ns == ss_namespace)
     });
     let Some(tpl) = tpl else {
         return Err(format!(
@@ -317,7 +315,7 @@ fn resolve_version(svc: &Svc, ss_namespace: &str, templates: &[Value]) -> Result
             svc.name
         ));
     };
-    let mut version = str_at(tpl, "/spec/version").to_string();
+    let mut version = ServiceTemplate(tpl).version().to_string();
     if version.is_empty()
         && let Some(Value::Object(cs)) = ServiceTemplate(tpl).chart_spec()
     {

@@ -7,13 +7,11 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::Doctor;
 use super::findings::{self, Blocked};
-use crate::api::kcm::{ServiceSet, ServiceSource, ServiceStatus, service_key};
+use crate::api::kcm::{Service, ServiceSet, ServiceSource, ServiceStatus, service_key};
 use crate::api::kinds;
-use crate::api::meta::{Object, items_at, str_at};
+use crate::api::meta::Object;
 
 /// Why a dependency holds its dependents.
 enum Hold {
@@ -25,8 +23,10 @@ enum Hold {
 
 type Key = (String, String);
 
-fn key_of(v: &Value) -> Key {
-    let (ns, n) = service_key(str_at(v, "/namespace"), str_at(v, "/name"));
+/// kcm's key of a service, a service status or a `dependsOn` entry: (namespace as written,
+/// name).
+fn key_of(namespace: &str, name: &str) -> Key {
+    let (ns, n) = service_key(namespace, name);
     (ns.to_string(), n.to_string())
 }
 
@@ -38,7 +38,7 @@ fn text((ns, n): &Key) -> String {
 struct Set<'a> {
     source: String,
     /// The CD's or MCS's services by key.
-    desired: HashMap<Key, &'a Value>,
+    desired: HashMap<Key, Service<'a>>,
     /// The ServiceSet's `status.services` by key.
     statuses: HashMap<Key, ServiceStatus<'a>>,
     /// The ServiceSet's `spec.services` keys.
@@ -54,7 +54,7 @@ impl Doctor<'_, '_> {
         set_findings: &mut Vec<usize>,
         ss_disp: &str,
     ) {
-        let mcs = str_at(ss.0, "/spec/multiClusterService");
+        let mcs = ss.multi_cluster_service();
         let source = if mcs.is_empty() {
             self.snap
                 .find(kinds::CLUSTER_DEPLOYMENT.kind, ss.namespace(), ss.cluster())
@@ -62,26 +62,33 @@ impl Doctor<'_, '_> {
             self.snap.find(kinds::MULTI_CLUSTER_SERVICE.kind, "", mcs)
         };
         let Some(source) = source else { return };
-        let wanted = ServiceSource(source).services();
-        if wanted.iter().all(|w| items_at(w, "/dependsOn").is_empty()) {
+        let wanted: Vec<Service> = ServiceSource(source).service_views().collect();
+        if wanted.iter().all(|w| w.depends_on().next().is_none()) {
             return;
         }
         let set = Set {
             source: Object(source).display(),
-            desired: wanted.iter().map(|w| (key_of(w), w)).collect(),
+            desired: wanted
+                .iter()
+                .map(|w| (key_of(w.namespace_as_written(), w.name()), *w))
+                .collect(),
             statuses: ss
                 .service_statuses()
-                .map(|st| (key_of(st.json()), st))
+                .map(|st| (key_of(st.namespace(), st.name()), st))
                 .collect(),
-            in_spec: ss.services().map(|s| key_of(s.json())).collect(),
+            in_spec: ss
+                .services()
+                .map(|s| key_of(s.namespace_as_written(), s.name()))
+                .collect(),
         };
         for w in wanted {
-            let k = key_of(w);
-            if w.get("disable").and_then(Value::as_bool) == Some(true) || set.in_spec.contains(&k) {
+            let k = key_of(w.namespace_as_written(), w.name());
+            if w.disabled() || set.in_spec.contains(&k) {
                 continue;
             }
-            for dep in items_at(w, "/dependsOn") {
-                let Some(hold) = self.hold(&set, &key_of(dep), &mut vec![k.clone()]) else {
+            for dep in w.depends_on() {
+                let dep = key_of(dep.namespace(), dep.name());
+                let Some(hold) = self.hold(&set, &dep, &mut vec![k.clone()]) else {
                     continue;
                 };
                 let (blocked, why) = match hold {
@@ -123,20 +130,20 @@ impl Doctor<'_, '_> {
             .statuses
             .get(dep)
             .is_some_and(|st| st.state() == "Deployed");
-        if !deployed && desired.get("disable").and_then(Value::as_bool) == Some(true) {
+        if !deployed && desired.disabled() {
             return Some(Hold::Stuck(format!(
                 "{d}, which is disabled: kcm never deploys it"
             )));
         }
-        let want = match str_at(desired, "/version") {
-            "" => str_at(desired, "/template"),
+        let want = match desired.version() {
+            "" => desired.template(),
             v => v,
         };
         if let Some(st) = set.statuses.get(dep) {
             let since = super::age_of(st.last_state_transition_time(), self.options.now);
             return match st.state() {
                 "Deployed" => {
-                    let version = str_at(st.json(), "/version");
+                    let version = st.version();
                     (version != want).then(|| {
                         Hold::Stuck(format!(
                             "{d}, which is Deployed but its status.version is {} instead of {want:?}: for a Helm service only kcm's health verifier stamps it (no health rules, a verifier error, or no ClusterConfiguration chart entry leave it unset)",
@@ -172,9 +179,9 @@ impl Doctor<'_, '_> {
         }
         // Itself left out: what holds it.
         path.push(dep.clone());
-        let inner = items_at(desired, "/dependsOn")
-            .iter()
-            .find_map(|e| self.hold(set, &key_of(e), path));
+        let inner = desired
+            .depends_on()
+            .find_map(|e| self.hold(set, &key_of(e.namespace(), e.name()), path));
         path.pop();
         Some(match inner {
             Some(Hold::Stuck(why)) => Hold::Stuck(format!(

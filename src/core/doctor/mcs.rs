@@ -15,7 +15,7 @@ use crate::api::kcm::{
     ServiceSet, ServiceSource, service_key,
 };
 use crate::api::kinds;
-use crate::api::meta::{Object, str_at};
+use crate::api::meta::Object;
 
 /// One MultiClusterService as doctor sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -169,7 +169,7 @@ impl Doctor<'_, '_> {
             .iter()
             .map(|s| ServiceSet(s))
             .find(|s| {
-                str_at(s.0, "/spec/multiClusterService") == dep
+                s.multi_cluster_service() == dep
                     && if t.is_management() {
                         s.cluster().is_empty()
                     } else {
@@ -214,20 +214,9 @@ impl Doctor<'_, '_> {
         chain.push(set.meta().display());
         let mut stuck_parts = Vec::new();
         let mut waiting_parts = Vec::new();
-        let services = ServiceSource(d).services();
-        let keyed: Vec<crate::core::dependencies::Service> = services
-            .iter()
-            .map(|s| crate::core::dependencies::Service {
-                key: service_key(str_at(s, "/namespace"), str_at(s, "/name")),
-                depends_on: crate::api::meta::items_at(s, "/dependsOn")
-                    .iter()
-                    .map(|e| service_key(str_at(e, "/namespace"), str_at(e, "/name")))
-                    .collect(),
-                disabled: s.get("disable").and_then(Value::as_bool) == Some(true),
-            })
-            .collect();
+        let keyed = crate::core::dependencies::Service::all_of(ServiceSource(d));
         let never = crate::core::dependencies::never_satisfied(&keyed);
-        for (i, svc) in services.iter().enumerate() {
+        for (i, svc) in keyed.iter().enumerate() {
             let (ns, n) = keyed[i].key;
             let k = format!("{ns}/{n}");
             let status = set
@@ -237,7 +226,7 @@ impl Doctor<'_, '_> {
             if status.is_some_and(|st| st.state() == "Deployed") {
                 continue;
             }
-            if svc.get("disable").and_then(Value::as_bool) == Some(true) {
+            if svc.disabled {
                 stuck_parts.push(format!("{k} is disabled (kcm never deploys it)"));
                 continue;
             }

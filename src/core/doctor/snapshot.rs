@@ -6,9 +6,10 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::api::crd::CustomResourceDefinition;
 use crate::api::kcm::StateManagementProvider;
 use crate::api::kinds;
-use crate::api::meta::{Object, str_at};
+use crate::api::meta::Object;
 use crate::api::naming::{LABEL_SERVICE, LABEL_SERVICESET};
 use crate::core::readiness::ObjectLookup;
 
@@ -96,8 +97,8 @@ impl ObjectLookup for Snapshot<'_> {
 
     fn resource_of(&self, group: &str, kind: &str) -> Option<String> {
         self.all(kinds::CRD.kind).iter().find_map(|c| {
-            (str_at(c, "/spec/group") == group && str_at(c, "/spec/names/kind") == kind)
-                .then(|| str_at(c, "/spec/names/plural").to_string())
+            let crd = CustomResourceDefinition(c);
+            crd.defines(group, kind).then(|| crd.plural().to_string())
         })
     }
 }

@@ -15,7 +15,7 @@ use super::findings::{
 };
 use super::{Doctor, Finding, SetLink, Severity, Stop};
 use crate::api::kcm::{ServiceSet, ServiceStatus};
-use crate::api::meta::{Condition, items_at, str_at};
+use crate::api::meta::{Condition, Object};
 use crate::api::sveltos::{
     self as sv, AGENT_NOT_HEALTHY, CLUSTER_NOT_READY, ClusterRef, ClusterSummary, FeatureStatus,
     ProfileKind, ProfileView,
@@ -242,11 +242,14 @@ impl<'a> Doctor<'a, '_> {
         }
         let ns = p.ss.namespace();
         let mut out = Vec::new();
-        for field in ["policyRefs", "kustomizationRefs"] {
-            for r in items_at(profile.0, &format!("/spec/{field}")) {
-                let r_ns = str_at(r, "/namespace");
+        for (field, refs) in [
+            ("policyRefs", profile.policy_refs()),
+            ("kustomizationRefs", profile.kustomization_refs()),
+        ] {
+            for r in refs {
+                let r_ns = r.namespace();
                 if !r_ns.is_empty() && r_ns != ns {
-                    let (r_kind, r_name) = (str_at(r, "/kind"), str_at(r, "/name"));
+                    let (r_kind, r_name) = (r.kind(), r.name());
                     let words =
                         findings::reference_namespace(&p.display, field, r_kind, r_ns, r_name, ns);
                     out.push(p.at(words, profile.meta().id()));
@@ -330,10 +333,7 @@ impl<'a> Doctor<'a, '_> {
         profile: ProfileView,
         summary: ClusterSummary,
     ) -> Option<Finding> {
-        let spec = profile
-            .0
-            .get("spec")
-            .map(|s| with_profile_defaults(p.kind, s))?;
+        let spec = profile.spec().map(|s| with_profile_defaults(p.kind, s))?;
         let copied = with_profile_defaults(p.kind, summary.profile_spec());
         if copied == spec {
             return None;
@@ -415,10 +415,10 @@ impl<'a> Doctor<'a, '_> {
             .snap
             .find(kind.kind().kind, p_ns, profile)
             .and_then(|p| {
-                items_at(p, "/metadata/ownerReferences")
-                    .iter()
-                    .find(|r| str_at(r, "/kind") == kinds::SERVICE_SET.kind)
-                    .map(|r| str_at(r, "/name"))
+                Object(p)
+                    .owner_references()
+                    .find(|r| r.kind() == kinds::SERVICE_SET.kind)
+                    .map(|r| r.name())
             });
         let ss_disp = match set {
             Some(n) => disp(
@@ -470,9 +470,8 @@ pub(super) fn status_of<'a>(
 
 /// The `ServiceHealth*` conditions of a service status that are False.
 pub(super) fn health_conditions(status: ServiceStatus) -> Vec<Condition> {
-    items_at(status.json(), "/conditions")
-        .iter()
-        .map(Condition)
+    status
+        .conditions()
         .filter(|c| c.type_().starts_with(sv::SERVICE_HEALTH_PREFIX) && c.status() == "False")
         .collect()
 }
@@ -507,8 +506,7 @@ impl Doctor<'_, '_> {
             let Some(text) = self
                 .snap
                 .find(kinds::CONFIG_MAP.kind, ns, name)
-                .and_then(|c| c.pointer("/data/rules"))
-                .and_then(Value::as_str)
+                .and_then(|c| Object(c).data_str("rules"))
             else {
                 continue;
             };

@@ -14,10 +14,9 @@ use super::sveltos::{SetContext, health_conditions, non_retriable, status_of};
 use super::{Doctor, Link, ServiceView, SetLink, Stop};
 use crate::api::kcm::{Service, ServiceSet, ServiceStatus, ServiceTemplate, ServiceType};
 use crate::api::kinds;
-use crate::api::meta::str_at;
 use crate::api::sveltos::{
-    ClusterConfiguration, ClusterSummary, FEATURE_HELM, FEATURE_KUSTOMIZE, FEATURE_RESOURCES,
-    FeatureStatus, FeatureSummary,
+    ClusterConfiguration, ClusterSummary, DeployedChart, FEATURE_HELM, FEATURE_KUSTOMIZE,
+    FEATURE_RESOURCES, FeatureStatus, FeatureSummary, HelmChartSpec,
 };
 use crate::core::state::ServiceState;
 use crate::core::state::sveltos::{self as mapping, SveltosState, Why};
@@ -125,7 +124,7 @@ impl Doctor<'_, '_> {
         self.snap
             .find(kinds::SERVICE_TEMPLATE.kind, ss.namespace(), svc.template())
             .and_then(|t| ServiceTemplate(t).service_type())
-            .or_else(|| match status.map(|s| str_at(s.json(), "/type")) {
+            .or_else(|| match status.map(|s| s.type_()) {
                 Some("Kustomize") => Some(ServiceType::Kustomize),
                 Some("Resource") => Some(ServiceType::Resource),
                 _ => None,
@@ -264,7 +263,8 @@ impl Doctor<'_, '_> {
             .map(|c| c.helm_charts(ctx.kind, profile_name));
         let has_entry = charts.is_some_and(|cs| {
             cs.iter()
-                .any(|c| str_at(c, "/releaseName") == rel_name && str_at(c, "/namespace") == rel_ns)
+                .map(DeployedChart)
+                .any(|c| c.release_name() == rel_name && c.namespace() == rel_ns)
         });
         if !self.snap.has_kind(kinds::CLUSTER_CONFIGURATION.kind) {
             hold(VerifierHold::NotCollected)
@@ -364,11 +364,8 @@ fn stale_helm(s: &SummaryService, ty: ServiceType) -> Option<Words> {
 
 /// The earlier chart that made Sveltos stop before this one.
 fn blocker<'a>(summary: ClusterSummary<'a>, release: (&str, &str)) -> Option<Held<'a>> {
-    for chart in summary.helm_charts() {
-        let (cns, cname) = mapping::release_key(
-            str_at(chart, "/releaseNamespace"),
-            str_at(chart, "/releaseName"),
-        );
+    for chart in summary.helm_charts().iter().map(HelmChartSpec) {
+        let (cns, cname) = mapping::release_key(chart.release_namespace(), chart.release_name());
         if (cns, cname) == release {
             return None;
         }

@@ -435,14 +435,12 @@ fn readiness_rules<'a>(
         return Vec::new();
     }
     let mut refs: Vec<(Vec<PathSeg>, &Value)> = Vec::new();
-    let spec = object.json.get("spec");
-    if let Some(adapter) = spec.and_then(|s| s.get("adapter")) {
+    let smp = crate::api::kcm::StateManagementProvider(&object.json);
+    if let Some(adapter) = smp.adapter_json() {
         refs.push((vec![key("spec"), key("adapter")], adapter));
     }
-    if let Some(Value::Array(items)) = spec.and_then(|s| s.get("provisioner")) {
-        for (i, p) in items.iter().enumerate() {
-            refs.push((vec![key("spec"), key("provisioner"), PathSeg::Index(i)], p));
-        }
+    for (i, p) in smp.provisioner_items().iter().enumerate() {
+        refs.push((vec![key("spec"), key("provisioner"), PathSeg::Index(i)], p));
     }
     let mut sites = Vec::new();
     for (mut path, reference) in refs {

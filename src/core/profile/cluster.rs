@@ -4,8 +4,9 @@
 use serde_json::{Map, Value, json};
 
 use super::{Builder, Failed, codes, helm};
+use crate::api::kcm::ServiceSource;
 use crate::api::kinds;
-use crate::api::meta::{bool_at, str_at};
+use crate::api::meta::ObjectRef;
 use crate::api::sveltos::{ClusterRef, Credential, REASON_PROFILE_NOT_READY};
 use crate::diag::Severity;
 
@@ -61,7 +62,8 @@ pub(super) fn resolve(b: &mut Builder, self_management: bool) -> Result<Resolved
             }
         };
         if let Some(cd) = cd {
-            let cred_name = str_at(cd, "/spec/credential");
+            let cd = ServiceSource(cd);
+            let cred_name = cd.credential();
             match b.objects.get(&kinds::CREDENTIAL, ns, cred_name) {
                 Some(cred) => {
                     let cred = Credential(cred);
@@ -74,14 +76,13 @@ pub(super) fn resolve(b: &mut Builder, self_management: bool) -> Result<Resolved
                             "",
                         );
                     }
-                    let propagate = bool_at(cd, "/spec/propagateCredentials") == Some(true);
-                    if str_at(ss.0, "/spec/multiClusterService").is_empty()
+                    let propagate = cd.propagate_credentials();
+                    if ss.multi_cluster_service().is_empty()
                         && propagate
                         && let Some(identity) = cred.identity_ref()
                     {
-                        let id_kind = str_at(identity, "/kind");
-                        let id_ns = str_at(identity, "/namespace");
-                        let id_name = str_at(identity, "/name");
+                        let id = ObjectRef(identity);
+                        let (id_kind, id_ns, id_name) = (id.kind(), id.namespace(), id.name());
                         template_resource_refs.push(json!({
                             "resource": identity_reference(identity),
                             "identifier": "InfrastructureProviderIdentity",

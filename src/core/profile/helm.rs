@@ -5,9 +5,10 @@ use serde_json::{Map, Value, json};
 
 use super::Objects;
 use crate::api::duration;
+use crate::api::flux::FluxSource;
 use crate::api::kcm::{Service, ServiceTemplate, ServiceType};
 use crate::api::kinds;
-use crate::api::meta::{Object, str_at};
+use crate::api::meta::ObjectRef;
 
 /// Why a chart entry cannot be built: kcm's error text.
 pub(super) struct ChartError {
@@ -57,7 +58,7 @@ pub(super) fn helm_chart(
         entry.insert("valuesFrom".into(), vf);
     }
     entry.insert("options".into(), options(template, svc)?);
-    if let Some(action) = svc.json().get("helmAction").and_then(Value::as_str) {
+    if let Some(action) = svc.helm_action() {
         entry.insert("helmChartAction".into(), action.into());
     }
     Ok(Value::Object(entry))
@@ -65,18 +66,11 @@ pub(super) fn helm_chart(
 
 /// `valuesFrom`: kind and name of each, in the ServiceSet's namespace (omitted when empty).
 pub(super) fn values_from(svc: Service, namespace: &str) -> Option<Value> {
-    let items = svc.values_from()?.as_array()?;
-    if items.is_empty() {
-        return None;
-    }
-    Some(Value::Array(
-        items
-            .iter()
-            .map(|v| {
-                json!({"kind": str_at(v, "/kind"), "name": str_at(v, "/name"), "namespace": namespace})
-            })
-            .collect(),
-    ))
+    let items: Vec<Value> = svc
+        .values_from_refs()
+        .map(|v| json!({"kind": v.kind(), "name": v.name(), "namespace": namespace}))
+        .collect();
+    (!items.is_empty()).then_some(Value::Array(items))
 }
 
 fn from_spec_or_ref(
@@ -94,7 +88,7 @@ fn from_spec_or_ref(
             code: super::codes::TEMPLATE_INVALID,
         });
     };
-    let (c_ns, c_name) = (str_at(chart_ref, "/namespace"), str_at(chart_ref, "/name"));
+    let (c_ns, c_name) = (chart_ref.namespace(), chart_ref.name());
     let Some(chart) = objects.get(&kinds::HELM_CHART, c_ns, c_name) else {
         return Err(ChartError {
             message: format!(
@@ -105,8 +99,9 @@ fn from_spec_or_ref(
             code: super::codes::SOURCE_MISSING,
         });
     };
-    let mut version = str_at(chart, "/spec/version").to_string();
-    let revision = str_at(chart, "/status/artifact/revision");
+    let chart = FluxSource(chart);
+    let mut version = chart.chart_version().to_string();
+    let revision = chart.artifact_revision();
     if !revision.is_empty() && semver(revision).is_ok() {
         version = revision.to_string();
     }
@@ -119,40 +114,32 @@ fn from_spec_or_ref(
             code: super::codes::CHART_VERSION,
         });
     }
-    let chart_ns = Object(chart).namespace();
-    let chart_name = str_at(chart, "/spec/chart");
-    let (src_kind, src_name) = (
-        str_at(chart, "/spec/sourceRef/kind"),
-        str_at(chart, "/spec/sourceRef/name"),
-    );
+    let chart_ns = chart.meta().namespace();
+    let chart_name = chart.chart();
+    let (src_kind, src_name) = (chart.chart_source().kind(), chart.chart_source().name());
     let (repo_url, repo_chart_name, creds) = match src_kind {
         "HelmRepository" => {
             let Some(repo) = objects.get(&kinds::HELM_REPOSITORY, chart_ns, src_name) else {
                 return Err(missing_repo(&kinds::HELM_REPOSITORY, chart_ns, src_name));
             };
-            let chart_name_in_repo = if str_at(repo, "/spec/type") == "oci" {
+            let repo = FluxSource(repo);
+            let chart_name_in_repo = if repo.is_oci() {
                 chart_name.to_string()
             } else {
                 format!("{chart_name}/{chart_name}")
             };
-            let insecure = repo.pointer("/spec/insecure").and_then(Value::as_bool) == Some(true);
-            let secret = repo.pointer("/spec/secretRef").filter(|v| v.is_object());
-            let cert = repo
-                .pointer("/spec/certSecretRef")
-                .filter(|v| v.is_object());
+            let insecure = repo.insecure();
+            let secret = repo.secret_ref();
+            let cert = repo.cert_secret_ref();
             let creds = (insecure || secret.is_some() || cert.is_some())
                 .then(|| registry_credentials(namespace, insecure, secret, cert));
-            (
-                str_at(repo, "/spec/url").to_string(),
-                chart_name_in_repo,
-                creds,
-            )
+            (repo.url().to_string(), chart_name_in_repo, creds)
         }
         "GitRepository" => {
             let Some(repo) = objects.get(&kinds::GIT_REPOSITORY, chart_ns, src_name) else {
                 return Err(missing_repo(&kinds::GIT_REPOSITORY, chart_ns, src_name));
             };
-            let secret = repo.pointer("/spec/secretRef").filter(|v| v.is_object());
+            let secret = FluxSource(repo).secret_ref();
             (
                 format!("gitrepository://{chart_ns}/{src_name}/{chart_name}"),
                 chart_name.to_string(),
@@ -167,7 +154,7 @@ fn from_spec_or_ref(
             });
         }
     };
-    let svc_ns = str_at(svc.json(), "/namespace");
+    let svc_ns = svc.namespace_as_written();
     let mut entry = Map::new();
     entry.insert("repositoryURL".into(), repo_url.into());
     if !chart_name.is_empty() {
@@ -208,8 +195,8 @@ fn missing_repo(kind: &kinds::Kind, ns: &str, name: &str) -> ChartError {
 fn registry_credentials(
     namespace: &str,
     insecure: bool,
-    secret: Option<&Value>,
-    cert: Option<&Value>,
+    secret: Option<ObjectRef>,
+    cert: Option<ObjectRef>,
 ) -> Value {
     let mut c = Map::new();
     if insecure {
@@ -218,13 +205,13 @@ fn registry_credentials(
     if let Some(s) = secret {
         c.insert(
             "credentials".into(),
-            json!({"name": str_at(s, "/name"), "namespace": namespace}),
+            json!({"name": s.name(), "namespace": namespace}),
         );
     }
     if let Some(s) = cert {
         c.insert(
             "ca".into(),
-            json!({"name": str_at(s, "/name"), "namespace": namespace}),
+            json!({"name": s.name(), "namespace": namespace}),
         );
     }
     Value::Object(c)
@@ -235,33 +222,26 @@ fn from_flux_source(
     template: ServiceTemplate,
 ) -> Result<Map<String, Value>, ChartError> {
     let (t_ns, t_name) = (template.namespace(), template.name());
-    let Some(status) = template
-        .0
-        .pointer("/status/sourceStatus")
-        .filter(|v| v.is_object())
-    else {
+    let Some(status) = template.source_status() else {
         return Err(ChartError {
             message: format!("status for ServiceTemplate {t_ns}/{t_name} has not been updated yet"),
             object: Some(format!("ServiceTemplate/{t_ns}/{t_name}")),
             code: super::codes::TEMPLATE_INVALID,
         });
     };
-    let path = str_at(template.0, "/spec/helm/chartSource/path");
+    let path = template.chart_source_path();
     let path = path.strip_prefix('.').unwrap_or(path);
     let path = path.strip_prefix('/').unwrap_or(path);
     let url = format!(
         "{}://{}/{}/{path}",
-        str_at(status, "/kind"),
-        str_at(status, "/namespace"),
-        str_at(status, "/name")
+        status.kind(),
+        status.namespace(),
+        status.name()
     );
     let mut entry = Map::new();
     entry.insert("repositoryURL".into(), url.into());
     entry.insert("releaseName".into(), svc.name().into());
-    entry.insert(
-        "releaseNamespace".into(),
-        str_at(svc.json(), "/namespace").into(),
-    );
+    entry.insert("releaseNamespace".into(), svc.namespace_as_written().into());
     Ok(entry)
 }
 

@@ -29,7 +29,7 @@ pub use config::{ConfigError, ProfileConfig};
 pub use helm::semver;
 
 use crate::api::kcm::{ServiceSet, ServiceTemplate, ServiceType};
-use crate::api::meta::{Object, bool_at};
+use crate::api::meta::Object;
 use crate::api::sveltos::{
     self as sv, ClusterRef, ProfileKind, REASON_HELM_CHARTS_BUILD_FAILED,
     REASON_KUSTOMIZATION_REFS_BUILD_FAILED, REASON_POLICY_REFS_BUILD_FAILED,
@@ -174,7 +174,7 @@ impl Builder<'_> {
 /// Translates a ServiceSet as kcm's adapter does.
 pub fn translate(inputs: &Inputs) -> Translation {
     let ss = ServiceSet(inputs.service_set);
-    let self_management = bool_at(ss.0, "/spec/provider/selfManagement") == Some(true);
+    let self_management = ss.provider_self_management();
     let kind = if self_management {
         ProfileKind::ClusterProfile
     } else {

@@ -5,9 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::{Builder, Failed, codes, helm};
-use crate::api::kcm::{ServiceTemplate, ServiceType};
+use crate::api::kcm::{ServiceTemplate, ServiceType, TemplateSource};
 use crate::api::kinds;
-use crate::api::meta::str_at;
 use crate::api::sveltos::{
     REASON_HELM_CHARTS_BUILD_FAILED, REASON_KUSTOMIZATION_REFS_BUILD_FAILED,
     REASON_POLICY_REFS_BUILD_FAILED, REASON_PROFILE_NOT_READY,
@@ -50,7 +49,7 @@ pub(super) fn helm_charts(b: &mut Builder) -> Result<Vec<Value>, Failed> {
             return Err(fail(e));
         };
         let template = ServiceTemplate(template);
-        if template.0.pointer("/spec/helm").is_none_or(Value::is_null) {
+        if template.source_spec(ServiceType::Helm).is_null() {
             continue;
         }
         if template.valid() != Some(true) {
@@ -120,8 +119,8 @@ pub(super) fn source_refs(b: &mut Builder, ty: ServiceType) -> Result<Vec<Value>
         ),
     };
     let field = match ty {
-        ServiceType::Kustomize => "/spec/kustomize",
-        _ => "/spec/resources",
+        ServiceType::Kustomize => ServiceType::Kustomize,
+        _ => ServiceType::Resource,
     };
     let mut refs = Vec::new();
     let mut invalid: Vec<String> = Vec::new();
@@ -130,20 +129,17 @@ pub(super) fn source_refs(b: &mut Builder, ty: ServiceType) -> Result<Vec<Value>
             continue; // reported by the Helm step, which stops first
         };
         let template = ServiceTemplate(template);
-        let Some(source) = template.0.pointer(field).filter(|v| !v.is_null()) else {
+        let source = template.source_spec(field);
+        if source.is_null() {
             continue;
-        };
+        }
         if template.valid() != Some(true) {
             let e = format!("ServiceTemplate {ns}/{} is invalid", template.name());
             invalid.push(e.clone());
             b.service_problems.insert(svc.name().into(), e);
             template_invalid(b, svc.name(), template);
         }
-        let Some(status) = template
-            .0
-            .pointer("/status/sourceStatus")
-            .filter(|v| v.is_object())
-        else {
+        let Some(status) = template.source_status() else {
             let e = format!(
                 "ServiceTemplate {ns}/{} has no status.sourceStatus: kcm's adapter reads it without a check, and its reconcile of the ServiceSet panics",
                 template.name()
@@ -163,18 +159,19 @@ pub(super) fn source_refs(b: &mut Builder, ty: ServiceType) -> Result<Vec<Value>
             });
         };
         let mut r = Map::new();
-        r.insert("namespace".into(), str_at(status, "/namespace").into());
-        r.insert("name".into(), str_at(status, "/name").into());
-        r.insert("kind".into(), str_at(status, "/kind").into());
-        let path = str_at(source, "/path");
+        r.insert("namespace".into(), status.namespace().into());
+        r.insert("name".into(), status.name().into());
+        r.insert("kind".into(), status.kind().into());
+        let source = TemplateSource(source);
+        let path = source.path();
         if !path.is_empty() {
             r.insert("path".into(), path.into());
         }
-        let svc_ns = str_at(svc.json(), "/namespace");
+        let svc_ns = svc.namespace_as_written();
         if ty == ServiceType::Kustomize && !svc_ns.is_empty() {
             r.insert("targetNamespace".into(), svc_ns.into());
         }
-        let dt = str_at(source, "/deploymentType");
+        let dt = source.deployment_type();
         if !dt.is_empty() {
             r.insert("deploymentType".into(), dt.into());
         }

@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
+use crate::api::crd::CustomResourceDefinition;
 use crate::api::kinds;
-use crate::api::meta::{Object, items_at, str_at};
+use crate::api::meta::Object;
 use crate::core::objects::ObjectId;
 
 /// Where a referenced object comes from: saved files or a live snapshot.
@@ -45,14 +46,7 @@ pub trait ObjectLookup {
         else {
             return true;
         };
-        crd.pointer("/spec/versions")
-            .and_then(Value::as_array)
-            .is_some_and(|vs| {
-                vs.iter().any(|v| {
-                    str_at(v, "/name") == version
-                        && v.get("served").and_then(Value::as_bool) != Some(false)
-                })
-            })
+        CustomResourceDefinition(crd).serves(version)
     }
 }
 
@@ -65,10 +59,7 @@ fn unmapped_by_crd<L: ObjectLookup + ?Sized>(
 ) -> Option<String> {
     let plural = l.resource_of(group, kind)?;
     let crd = l.crd(&format!("{plural}.{group}"))?;
-    let served = items_at(crd, "/spec/versions").iter().any(|v| {
-        str_at(v, "/name") == version && v.get("served").and_then(Value::as_bool) != Some(false)
-    });
-    (!served).then(|| no_kind_match(group, version, kind))
+    (!CustomResourceDefinition(crd).serves(version)).then(|| no_kind_match(group, version, kind))
 }
 
 /// apimachinery's NoKindMatchError for one version searched.
@@ -154,10 +145,9 @@ impl ObjectLookup for ObjectSet {
 
     fn resource_of(&self, group: &str, kind: &str) -> Option<String> {
         self.objects.iter().find_map(|o| {
-            (Object(o).kind() == kinds::CRD.kind
-                && str_at(o, "/spec/group") == group
-                && str_at(o, "/spec/names/kind") == kind)
-                .then(|| str_at(o, "/spec/names/plural").to_string())
+            let crd = CustomResourceDefinition(o);
+            (Object(o).kind() == kinds::CRD.kind && crd.defines(group, kind))
+                .then(|| crd.plural().to_string())
                 .filter(|p| !p.is_empty())
         })
     }

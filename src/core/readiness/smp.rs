@@ -10,8 +10,9 @@ use super::{
     REASON_BUDGET_EXCEEDED, REASON_FAILED_TO_EVALUATE, REASON_FAILED_TO_GET, REASON_GVK_ADAPTER,
     REASON_GVK_PROVISIONER, Reference, Rule, RuleOutcome, guess_resource,
 };
+use crate::api::crd::CustomResourceDefinition;
 use crate::api::kcm::StateManagementProvider;
-use crate::api::meta::{Object, items_at};
+use crate::api::meta::Object;
 use crate::core::cel::Limits;
 use crate::core::objects::ObjectId;
 
@@ -263,7 +264,7 @@ pub fn disagreements(smp: &Value, check: &SmpCheck) -> Vec<(String, String, Stri
             .iter()
             .find(|r| r.type_() == c.type_)
             .map(|r| {
-                let status = r.0.get("status").and_then(Value::as_str).unwrap_or("?");
+                let status = r.status_if_set().unwrap_or("?");
                 format!("{status} {}", r.reason())
             })
             .unwrap_or_else(|| "(not written)".into());
@@ -372,10 +373,7 @@ fn check_provisioner_crds(smp: StateManagementProvider, lookup: &dyn ObjectLooku
                     "failed to get CRD {name}: customresourcedefinitions.apiextensions.k8s.io {name:?} not found"
                 ));
             };
-            let has_version = items_at(crd, "/spec/versions")
-                .iter()
-                .any(|v| v.get("name").and_then(Value::as_str) == Some(gvr.version));
-            if !has_version {
+            if !CustomResourceDefinition(crd).has_version(gvr.version) {
                 return fail(format!("version {} not found in CRD {name}", gvr.version));
             }
         }

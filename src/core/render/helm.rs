@@ -11,9 +11,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Problem, SetContext, codes, kube_config};
 use crate::api::duration::is_flux_duration;
-use crate::api::kcm::{Service, ServiceTemplate, ServiceType};
+use crate::api::kcm::{Service, ServiceTemplate, ServiceType, TemplateSource};
 use crate::api::kinds;
-use crate::api::meta::str_at;
 use crate::diag::source::Source;
 use crate::diag::yaml;
 use crate::diag::{Diagnostic, Severity};
@@ -121,11 +120,11 @@ fn chart_source(template: &Value) -> Result<(&'static str, Value), Problem> {
                 ),
             ));
         };
-        let ns = non_empty(str_at(r, "/namespace")).unwrap_or(t_ns);
-        let kind = non_empty(str_at(r, "/kind")).unwrap_or("HelmChart");
+        let ns = non_empty(r.namespace()).unwrap_or(t_ns);
+        let kind = non_empty(r.kind()).unwrap_or("HelmChart");
         return Ok((
             "chartRef",
-            json!({"kind": kind, "name": str_at(r, "/name"), "namespace": ns}),
+            json!({"kind": kind, "name": r.name(), "namespace": ns}),
         ));
     }
     let Some(source) = helm.get("chartSource") else {
@@ -143,7 +142,7 @@ fn chart_source(template: &Value) -> Result<(&'static str, Value), Problem> {
             json!({"kind": kind, "name": name, "namespace": ns}),
         )),
         "GitRepository" | "Bucket" => {
-            let path = str_at(source, "/path");
+            let path = TemplateSource(source).path();
             if path.is_empty() {
                 return Err(Problem::new(
                     codes::TEMPLATE_INVALID,
@@ -174,28 +173,21 @@ pub(super) fn source_ref(
     template: &Value,
     source: &Value,
 ) -> Result<(String, String, String), Problem> {
-    let t_name = str_at(template, "/metadata/name");
-    let t_ns = str_at(template, "/metadata/namespace");
-    if let Some(local) = source.get("localSourceRef") {
-        let ns = non_empty(str_at(local, "/namespace")).unwrap_or(t_ns);
-        return Ok((
-            str_at(local, "/kind").into(),
-            str_at(local, "/name").into(),
-            ns.into(),
-        ));
+    let t = ServiceTemplate(template);
+    let (t_name, t_ns) = (t.name(), t.namespace());
+    let source = TemplateSource(source);
+    if let Some(local) = source.local_source_ref() {
+        let ns = non_empty(local.namespace()).unwrap_or(t_ns);
+        return Ok((local.kind().into(), local.name().into(), ns.into()));
     }
-    if let Some(remote) = source.get("remoteSourceSpec") {
+    if let Some(remote) = source.remote_source_spec() {
         // kcm creates the source named like the template, in its namespace, and records it in
         // status.sourceStatus once it exists.
-        if let Some(st) = template
-            .get("status")
-            .and_then(|s| s.get("sourceStatus"))
-            .filter(|v| v.is_object())
-        {
+        if let Some(st) = t.source_status() {
             return Ok((
-                str_at(st, "/kind").into(),
-                str_at(st, "/name").into(),
-                non_empty(str_at(st, "/namespace")).unwrap_or(t_ns).into(),
+                st.kind().into(),
+                st.name().into(),
+                non_empty(st.namespace()).unwrap_or(t_ns).into(),
             ));
         }
         let kind = if remote.get("git").is_some() {
@@ -232,7 +224,7 @@ fn parse_values(
     diags: &mut Vec<Diagnostic>,
     label: &str,
 ) -> Result<Option<Value>, Problem> {
-    let text = str_at(svc, "/values");
+    let text = Service(svc).values();
     if text.trim().is_empty() {
         return Ok(None);
     }
@@ -297,18 +289,13 @@ fn parse_values(
 }
 
 fn values_from(svc: &Value) -> Option<Value> {
-    let items = svc.get("valuesFrom")?.as_array()?;
-    if items.is_empty() {
-        return None;
-    }
     // Flux reads the key values.yaml of each object, in the HelmRelease's namespace (the
     // ServiceSet's, where kcm expects them).
-    Some(Value::Array(
-        items
-            .iter()
-            .map(|v| json!({"kind": str_at(v, "/kind"), "name": str_at(v, "/name")}))
-            .collect(),
-    ))
+    let items: Vec<Value> = Service(svc)
+        .values_from_refs()
+        .map(|v| json!({"kind": v.kind(), "name": v.name()}))
+        .collect();
+    (!items.is_empty()).then_some(Value::Array(items))
 }
 
 /// The template's helmOptions overridden by the service's: every field the service sets

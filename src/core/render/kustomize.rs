@@ -10,9 +10,8 @@ use serde_json::{Map, Value};
 use super::helm::source_ref;
 use super::{Problem, ServiceType, SetContext, codes, kube_config};
 use crate::api::flux::KUSTOMIZATION_SOURCES;
-use crate::api::kcm::{Service, ServiceTemplate};
+use crate::api::kcm::{Service, ServiceTemplate, TemplateSource};
 use crate::api::kinds;
-use crate::api::meta::str_at;
 use crate::diag::{Diagnostic, Severity};
 
 pub(super) fn kustomization(
@@ -24,21 +23,22 @@ pub(super) fn kustomization(
     diags: &mut Vec<Diagnostic>,
     label: &str,
 ) -> Result<Value, Vec<Problem>> {
-    let source = ServiceTemplate(template).source_spec(service_type);
+    let t = ServiceTemplate(template);
+    let source = t.source_spec(service_type);
     let (kind, name, namespace) = source_ref(template, source).map_err(|p| vec![p])?;
     if !KUSTOMIZATION_SOURCES.iter().any(|k| k.kind == kind) {
         return Err(vec![Problem::new(
             codes::SOURCE_UNSUPPORTED,
             format!(
                 "ServiceTemplate {}/{}: a Flux Kustomization cannot use a {kind} as its source (sourceRef kinds: GitRepository, Bucket, OCIRepository)",
-                str_at(template, "/metadata/namespace"),
-                str_at(template, "/metadata/name")
+                t.namespace(),
+                t.name()
             ),
         )
         .help("store the manifests in a GitRepository, Bucket or OCIRepository (e.g. `flux push artifact`) and reference it")]);
     }
     for (what, set) in [
-        ("values", !str_at(svc, "/values").trim().is_empty()),
+        ("values", !Service(svc).values().trim().is_empty()),
         (
             "valuesFrom",
             svc.get("valuesFrom")
@@ -58,14 +58,15 @@ pub(super) fn kustomization(
             ));
         }
     }
-    let local = str_at(source, "/deploymentType") == "Local";
+    let source = TemplateSource(source);
+    let local = source.deployment_type() == "Local";
     let svc_namespace = Service(svc).namespace();
     let mut spec = Map::new();
     spec.insert("interval".into(), ctx.config.interval.clone().into());
     spec.insert("timeout".into(), ctx.config.timeout.clone().into());
     spec.insert("prune".into(), ctx.config.prune.into());
     spec.insert("wait".into(), ctx.config.wait.into());
-    let path = str_at(source, "/path");
+    let path = source.path();
     if !path.is_empty() {
         spec.insert("path".into(), path.into());
     }

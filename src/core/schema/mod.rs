@@ -29,7 +29,7 @@ mod tests;
 
 use std::fmt;
 
-use crate::api::meta::opt_str_at;
+use crate::api::crd::CustomResourceDefinition;
 use serde_json::Value;
 
 use node::Node;
@@ -259,45 +259,33 @@ impl Crd {
     /// Parses a `CustomResourceDefinition` (apiextensions.k8s.io/v1, or the
     /// legacy v1beta1 top-level `spec.validation`).
     pub fn from_json(crd: &Value) -> Result<Crd, String> {
-        let kind = crd.get("kind").and_then(Value::as_str).unwrap_or("");
+        let crd = CustomResourceDefinition(crd);
+        let kind = crd.meta().kind();
         if kind != "CustomResourceDefinition" {
             return Err(format!("not a CustomResourceDefinition (kind {kind:?})"));
         }
-        let spec = crd
-            .get("spec")
-            .ok_or("CustomResourceDefinition has no spec")?;
-        let group = opt_str_at(spec, "/group").ok_or("spec.group missing")?;
-        let names_kind = opt_str_at(spec, "/names/kind").ok_or("spec.names.kind missing")?;
-        let plural = opt_str_at(spec, "/names/plural").unwrap_or("");
-        let scope = opt_str_at(spec, "/scope").unwrap_or("Namespaced");
-        let legacy = spec
-            .get("validation")
-            .and_then(|v| v.get("openAPIV3Schema"));
-        let versions_json = match spec.get("versions") {
-            Some(Value::Array(a)) => a.as_slice(),
-            _ => &[],
-        };
-        let mut versions = Vec::with_capacity(versions_json.len());
+        if crd.spec().is_none() {
+            return Err("CustomResourceDefinition has no spec".into());
+        }
+        let group = crd.group().ok_or("spec.group missing")?;
+        let names_kind = crd.defined_kind().ok_or("spec.names.kind missing")?;
+        let plural = crd.plural();
+        let scope = crd.scope();
+        let legacy = crd.legacy_schema();
+        let mut versions = Vec::new();
         let mut cx = node::CompileCx::default();
-        for (i, v) in versions_json.iter().enumerate() {
-            let name =
-                opt_str_at(v, "/name").ok_or_else(|| format!("spec.versions[{i}].name missing"))?;
-            let served = v.get("served").and_then(Value::as_bool).unwrap_or(false);
-            let storage = v.get("storage").and_then(Value::as_bool).unwrap_or(false);
-            let schema_json = v
-                .get("schema")
-                .and_then(|s| s.get("openAPIV3Schema"))
-                .or(legacy);
-            let schema = match schema_json {
+        for (i, v) in crd.versions().enumerate() {
+            let name = v
+                .name()
+                .ok_or_else(|| format!("spec.versions[{i}].name missing"))?;
+            let served = v.served().unwrap_or(false);
+            let storage = v.storage().unwrap_or(false);
+            let schema = match v.schema().or(legacy) {
                 Some(s) => Schema::compile_in(&mut cx, s)
                     .map_err(|e| format!("spec.versions[{i}] ({name}): {e}"))?,
                 None => Schema::preserve_unknown(),
             };
-            let status_subresource = v
-                .get("subresources")
-                .or(spec.get("subresources"))
-                .and_then(|s| s.get("status"))
-                .is_some_and(|s| !s.is_null());
+            let status_subresource = crd.status_subresource(v);
             versions.push(CrdVersion {
                 name: name.to_string(),
                 served,
@@ -308,7 +296,7 @@ impl Crd {
         }
         if versions.is_empty() {
             // legacy single-version form
-            if let Some(version) = opt_str_at(spec, "/version") {
+            if let Some(version) = crd.legacy_version() {
                 let schema = match legacy {
                     Some(s) => Schema::compile_in(&mut cx, s)?,
                     None => Schema::preserve_unknown(),
@@ -318,10 +306,7 @@ impl Crd {
                     served: true,
                     storage: true,
                     schema,
-                    status_subresource: spec
-                        .get("subresources")
-                        .and_then(|s| s.get("status"))
-                        .is_some_and(|s| !s.is_null()),
+                    status_subresource: crd.legacy_status_subresource(),
                 });
             } else {
                 return Err("spec.versions is empty".into());

@@ -90,17 +90,13 @@ fn looks_like_version(v: &str) -> bool {
 /// The adapter and provisioner references of an SMP with their paths.
 pub fn references<'a>(ctx: &Context<'a>) -> Vec<(Vec<PathSeg>, &'a Value)> {
     let mut out = Vec::new();
-    let spec = ctx.json().get("spec");
-    if let Some(a) = spec
-        .and_then(|s| s.get("adapter"))
-        .filter(|a| a.is_object())
-    {
+    let smp = crate::api::kcm::StateManagementProvider(ctx.json());
+    if let Some(a) = smp.adapter_json().filter(|a| a.is_object()) {
         out.push((vec![key("spec"), key("adapter")], a));
     }
-    if let Some(Value::Array(items)) = spec.and_then(|s| s.get("provisioner")) {
-        for (i, p) in items.iter().enumerate().filter(|(_, p)| p.is_object()) {
-            out.push((vec![key("spec"), key("provisioner"), PathSeg::Index(i)], p));
-        }
+    let items = smp.provisioner_items().iter().enumerate();
+    for (i, p) in items.filter(|(_, p)| p.is_object()) {
+        out.push((vec![key("spec"), key("provisioner"), PathSeg::Index(i)], p));
     }
     out
 }

@@ -47,7 +47,7 @@ fn plural_for(group: &str, name: &str) -> Option<String> {
 }
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    let items = crate::api::meta::items_at(ctx.json(), "/spec/provisionerCRDs");
+    let items = crate::api::kcm::StateManagementProvider(ctx.json()).provisioner_crd_items();
     for (i, item) in items.iter().enumerate() {
         let group = item.get("group").and_then(Value::as_str).unwrap_or("");
         let Some(Value::Array(resources)) = item.get("resources") else {

@@ -7,11 +7,12 @@
 //! or `Cluster`, is dropped with its own error. Positions point inside the embedded `rules`
 //! text, at the line and column of the file.
 
+use crate::api::meta::Object;
 use crate::api::sveltos::{
     HEALTH_RULE_SCOPES, HEALTH_RULE_TARGET_GLOBAL, HEALTH_RULES_KEY, LABEL_HEALTH_RULE_TARGET,
 };
 use crate::core::cel::{self, Environment, Limits};
-use crate::core::lint::RuleInfo;
+use crate::core::lint::{RuleInfo, key, node_at};
 use crate::core::objects::LoadedObject;
 use crate::diag::yaml::{self, Node, NodeKind, ScalarValue};
 use crate::diag::{Diagnostic, Severity, Source};
@@ -161,12 +162,10 @@ const FIELDS: &[&str] = &["group", "version", "kind", "scope", "healthy", "messa
 
 /// Whether an object is a health-rule ConfigMap (kcm selects them by the label only).
 pub fn is_health_rule_config_map(json: &serde_json::Value) -> bool {
-    json.get("kind").and_then(|k| k.as_str()) == Some("ConfigMap")
-        && json.get("apiVersion").and_then(|k| k.as_str()) == Some("v1")
-        && json
-            .pointer("/metadata/labels")
-            .and_then(|l| l.get(LABEL_HEALTH_RULE_TARGET))
-            .is_some()
+    let object = Object(json);
+    object.kind() == "ConfigMap"
+        && object.api_version() == "v1"
+        && object.has_label(LABEL_HEALTH_RULE_TARGET)
 }
 
 /// One rule as kcm reads it, with where each field is in the `rules` text.
@@ -405,26 +404,16 @@ impl RuleDoc {
 /// position inside the embedded text.
 pub fn check(object: &LoadedObject, out: &mut Vec<Diagnostic>) {
     let source = &object.source;
-    let json = &object.json;
-    let ns = json
-        .pointer("/metadata/namespace")
-        .and_then(|v| v.as_str())
-        .unwrap_or("");
-    let name = json
-        .pointer("/metadata/name")
-        .and_then(|v| v.as_str())
-        .unwrap_or("");
+    let config_map = Object(&object.json);
+    let (ns, name) = (config_map.namespace(), config_map.name());
     let at = |node: &Node| source.first_line(node.span.clone());
-    let target = json
-        .pointer("/metadata/labels")
-        .and_then(|l| l.get(LABEL_HEALTH_RULE_TARGET))
-        .and_then(|v| v.as_str())
-        .unwrap_or("");
-    let label_node = object
-        .node
-        .get("metadata")
-        .and_then(|m| m.get("labels"))
-        .and_then(|l| l.get(LABEL_HEALTH_RULE_TARGET));
+    let target = config_map.label(LABEL_HEALTH_RULE_TARGET);
+    let label_path = [
+        key("metadata"),
+        key("labels"),
+        key(LABEL_HEALTH_RULE_TARGET),
+    ];
+    let label_node = node_at(&object.node, &label_path);
     if target.is_empty() {
         let span = label_node.map_or(object.node.span.start..object.node.span.start, at);
         out.push(
@@ -433,15 +422,9 @@ pub fn check(object: &LoadedObject, out: &mut Vec<Diagnostic>) {
                 .at(source, span),
         );
     }
-    let rules_node = object
-        .node
-        .get("data")
-        .and_then(|d| d.get(HEALTH_RULES_KEY))
-        .map(Node::resolved);
-    let text = json
-        .pointer("/data/rules")
-        .and_then(|v| v.as_str())
-        .unwrap_or("");
+    let rules_node =
+        node_at(&object.node, &[key("data"), key(HEALTH_RULES_KEY)]).map(Node::resolved);
+    let text = config_map.data_str(HEALTH_RULES_KEY).unwrap_or("");
     let Some(rules_node) = rules_node.filter(|_| !text.trim().is_empty()) else {
         let span = object.node.span.start..object.node.span.start;
         out.push(

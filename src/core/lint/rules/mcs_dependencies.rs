@@ -6,10 +6,8 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
-use crate::api::kcm::{ServiceSource, service_key};
-use crate::api::meta::{Object, items_at, str_at};
+use crate::api::kcm::ServiceSource;
+use crate::api::meta::Object;
 use crate::core::dependencies::mcs_cycle_from;
 use crate::core::lint::across::{Budget, Position};
 use crate::core::lint::{RuleInfo, Target, key, node_at};
@@ -168,7 +166,7 @@ impl McsGraph {
         }
         let src = ServiceSource(json);
         let mut depends_on = Vec::new();
-        for (i, d) in items_at(json, "/spec/dependsOn").iter().enumerate() {
+        for (i, d) in src.depends_on_items().iter().enumerate() {
             let Some(name) = d.as_str() else { continue };
             let path = [key("spec"), key("dependsOn"), PathSeg::Index(i)];
             let Some(node) = node_at(&object.node, &path) else {
@@ -180,18 +178,7 @@ impl McsGraph {
             ));
         }
         // Services never Deployed on a fresh cluster: disabled ones, and those waiting on them.
-        let services: Vec<crate::core::dependencies::Service> = src
-            .services()
-            .iter()
-            .map(|s| crate::core::dependencies::Service {
-                key: service_key(str_at(s, "/namespace"), str_at(s, "/name")),
-                depends_on: items_at(s, "/dependsOn")
-                    .iter()
-                    .map(|d| service_key(str_at(d, "/namespace"), str_at(d, "/name")))
-                    .collect(),
-                disabled: s.get("disable").and_then(Value::as_bool) == Some(true),
-            })
-            .collect();
+        let services = crate::core::dependencies::Service::all_of(src);
         let mut disabled: Vec<String> = services
             .iter()
             .filter(|s| s.disabled)

@@ -70,7 +70,7 @@ fn suggestion(name: &str) -> String {
 }
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    let meta = ctx.json().get("metadata");
+    let meta = crate::api::meta::Object(ctx.json()).metadata();
     let name = meta.and_then(|m| m.get("name")).and_then(|n| n.as_str());
     let path = [key("metadata"), key("name")];
     let Some(name) = name else {

@@ -4,8 +4,6 @@
 //! `k0rdent.mirantis.com/region-pause` from Regions only, and Sveltos's
 //! `profile.projectsveltos.io/paused` from Profiles only.
 
-use serde_json::Value;
-
 use crate::api::naming::{self, ANNOTATION_PAUSED, ANNOTATION_REGION_PAUSE};
 use crate::api::sveltos::ANNOTATION_PROFILE_PAUSED;
 use crate::core::lint::{Context, RuleInfo, Target, key};
@@ -91,10 +89,10 @@ fn annotation_span(ctx: &Context, name: &str) -> std::ops::Range<usize> {
 }
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    let Some(Value::Object(annotations)) = ctx.json().pointer("/metadata/annotations") else {
+    let meta = crate::api::meta::Object(ctx.json());
+    let Some(annotations) = meta.annotations() else {
         return;
     };
-    let meta = crate::api::meta::Object(ctx.json());
     for (name, value) in annotations {
         let v = value.as_str().unwrap_or("");
         match name.as_str() {

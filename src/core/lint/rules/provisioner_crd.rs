@@ -34,7 +34,7 @@ Fill in the API group, the version the provisioner uses and at least one resourc
 };
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    let items = crate::api::meta::items_at(ctx.json(), "/spec/provisionerCRDs");
+    let items = crate::api::kcm::StateManagementProvider(ctx.json()).provisioner_crd_items();
     for (i, item) in items.iter().enumerate() {
         let Value::Object(m) = item else { continue };
         let path = vec![key("spec"), key("provisionerCRDs"), PathSeg::Index(i)];

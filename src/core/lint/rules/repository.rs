@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::core::lint::RuleInfo;
+use crate::core::lint::{RuleInfo, key, node_at};
 use crate::diag::yaml::{self, Node, NodeKind, Style};
 use crate::diag::{Diagnostic, Severity, Source};
 
@@ -133,8 +133,11 @@ pub fn not_kubernetes(source: &std::sync::Arc<Source>) -> Option<Diagnostic> {
     }
     // Configuration is mappings; a list or a string where a manifest was expected stays an
     // error (KSM002), as does a mapping that looks like an object.
-    let config =
-        |n: &Node| n.as_map().is_some() && n.get("kind").is_none() && n.get("metadata").is_none();
+    let config = |n: &Node| {
+        n.as_map().is_some()
+            && node_at(n, &[key("kind")]).is_none()
+            && node_at(n, &[key("metadata")]).is_none()
+    };
     if !docs
         .iter()
         .filter_map(|d| d.root.as_ref())

@@ -39,7 +39,10 @@ spec:
 };
 
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    let Some(spec) = ctx.json().get("spec").filter(|s| s.is_object()) else {
+    let Some(spec) = crate::api::meta::Object(ctx.json())
+        .spec()
+        .filter(|s| s.is_object())
+    else {
         return;
     };
     match spec.get("selector") {

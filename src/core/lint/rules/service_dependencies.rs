@@ -5,8 +5,6 @@
 
 use serde_json::Value;
 
-use crate::api::kcm::service_key;
-use crate::api::meta::str_at;
 use crate::core::dependencies::{self, Key, Service, path_text};
 use crate::core::lint::{Context, RuleInfo, Target, key};
 use crate::core::schema::PathSeg;
@@ -124,18 +122,7 @@ without it).
 
 /// The services of the object's `spec.serviceSpec` as kcm keys them.
 fn services(json: &Value) -> Vec<Service<'_>> {
-    crate::api::kcm::ServiceSource(json)
-        .services()
-        .iter()
-        .map(|s| Service {
-            key: service_key(str_at(s, "/namespace"), str_at(s, "/name")),
-            depends_on: crate::api::meta::items_at(s, "/dependsOn")
-                .iter()
-                .map(|d| service_key(str_at(d, "/namespace"), str_at(d, "/name")))
-                .collect(),
-            disabled: s.get("disable").and_then(Value::as_bool) == Some(true),
-        })
-        .collect()
+    Service::all_of(crate::api::kcm::ServiceSource(json))
 }
 
 fn entry_path(i: usize, j: usize) -> Vec<PathSeg> {

@@ -2,7 +2,6 @@
 //! (`internal/util/validation/services.go` `ServicesHaveValidTemplates`,
 //! `validation.ValidateNamespaceName`), a stricter rule than the CRD's.
 
-use crate::api::meta::str_at;
 use crate::api::names::dns1123_label_errors;
 use crate::core::lint::{Context, RuleInfo};
 use crate::diag::{Diagnostic, Severity};
@@ -43,10 +42,12 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         ctx.target,
         crate::api::kcm::COND_SERVICES_REFERENCES_VALIDATION,
     );
-    let services = crate::api::kcm::ServiceSource(ctx.json()).services();
-    for (i, svc) in services.iter().enumerate() {
-        for field in ["name", "namespace"] {
-            let v = str_at(svc, &format!("/{field}"));
+    let services = crate::api::kcm::ServiceSource(ctx.json()).service_views();
+    for (i, svc) in services.enumerate() {
+        for (field, v) in [
+            ("name", svc.name()),
+            ("namespace", svc.namespace_as_written()),
+        ] {
             if v.is_empty() {
                 continue;
             }

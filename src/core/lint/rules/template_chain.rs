@@ -8,8 +8,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::api::kcm::{ServiceSource, TemplateChain};
-use crate::api::meta::{Object, items_at, str_at};
+use crate::api::kcm::{ServiceSource, SupportedTemplate, TemplateChain};
+use crate::api::meta::Object;
 use crate::api::sveltos::DEFAULT_SYSTEM_NAMESPACE;
 use crate::core::lint::across::{Budget, Position};
 use crate::core::lint::{Context, RuleInfo, Target, key, node_at};
@@ -87,11 +87,10 @@ Use a template the chain lists, or add it to a new chain (a chain's spec is immu
 
 /// The `availableUpgrades` of a supported template, as (path, name, version).
 fn upgrades(chain: &serde_json::Value, i: usize) -> Vec<(Vec<PathSeg>, &str, &str)> {
-    let t = &TemplateChain(chain).supported()[i];
-    items_at(t, "/availableUpgrades")
-        .iter()
+    let t = SupportedTemplate(&TemplateChain(chain).supported()[i]);
+    t.available_upgrades()
         .enumerate()
-        .map(|(j, u)| {
+        .map(|(j, (name, version))| {
             (
                 vec![
                     key("spec"),
@@ -101,8 +100,8 @@ fn upgrades(chain: &serde_json::Value, i: usize) -> Vec<(Vec<PathSeg>, &str, &st
                     PathSeg::Index(j),
                     key("name"),
                 ],
-                str_at(u, "/name"),
-                str_at(u, "/version"),
+                name,
+                version,
             )
         })
         .collect()
@@ -111,14 +110,10 @@ fn upgrades(chain: &serde_json::Value, i: usize) -> Vec<(Vec<PathSeg>, &str, &st
 /// `IsValid`, each problem at the entry it is about.
 pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     let chain = TemplateChain(ctx.json());
-    let supported: BTreeSet<&str> = chain
-        .supported()
-        .iter()
-        .map(|t| str_at(t, "/name"))
-        .collect();
+    let supported: BTreeSet<&str> = chain.supported_templates().map(|t| t.name()).collect();
     let kind = ctx.target.kind();
     let reject = format!("kcm's {kind} webhook rejects the chain (the spec is invalid)");
-    for (i, t) in chain.supported().iter().enumerate() {
+    for (i, t) in chain.supported_templates().enumerate() {
         let ups = upgrades(ctx.json(), i);
         for (path, name, _) in &ups {
             if !supported.contains(name) {
@@ -137,7 +132,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         if let Some((_, _, first)) = ups.first()
             && ups.iter().any(|(_, _, v)| v.is_empty() != first.is_empty())
         {
-            let name = str_at(t, "/name");
+            let name = t.name();
             out.push(
                 ctx.diag(
                     &INVALID,
@@ -193,14 +188,13 @@ impl Chains {
                     .or_default();
                 set.extend(
                     TemplateChain(json)
-                        .supported()
-                        .iter()
-                        .map(|t| str_at(t, "/name").to_string()),
+                        .supported_templates()
+                        .map(|t| t.name().to_string()),
                 );
             }
             Some(owner @ (Target::ClusterDeployment | Target::MultiClusterService)) => {
-                for (i, svc) in ServiceSource(json).services().iter().enumerate() {
-                    let chain = str_at(svc, "/templateChain");
+                for (i, svc) in ServiceSource(json).service_views().enumerate() {
+                    let chain = svc.template_chain();
                     if chain.is_empty() {
                         continue;
                     }
@@ -212,7 +206,7 @@ impl Chains {
                         namespace: (owner == Target::ClusterDeployment)
                             .then(|| Object(json).namespace().to_string()),
                         chain: chain.to_string(),
-                        template: str_at(svc, "/template").to_string(),
+                        template: svc.template().to_string(),
                         owner,
                         at: Position::keep(&object.source, node.span.clone(), budget),
                     });

@@ -5,9 +5,14 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::meta::{Object, bool_at, items_at, str_at};
+use super::meta::{Condition, Object, ObjectRef, bool_at, items_at, opt_str_at, str_at};
 use super::naming::ANNOTATION_PAUSED;
 use super::selector::Selector;
+
+mod template;
+pub use template::{
+    ServiceTemplate, ServiceType, SupportedTemplate, TemplateChain, TemplateSource,
+};
 
 /// The namespace of a service when its spec leaves it empty (the CRD default).
 pub const DEFAULT_SERVICE_NAMESPACE: &str = "default";
@@ -166,13 +171,17 @@ impl<'a> ServiceSet<'a> {
     pub fn cluster(self) -> &'a str {
         str_at(self.0, "/spec/cluster")
     }
+    /// `spec.multiClusterService`: the MultiClusterService it comes from ("" for a
+    /// ClusterDeployment's).
+    pub fn multi_cluster_service(self) -> &'a str {
+        str_at(self.0, "/spec/multiClusterService")
+    }
     pub fn provider_name(self) -> &'a str {
         str_at(self.0, "/spec/provider/name")
     }
-    /// `spec.multiClusterService`: the MultiClusterService it was derived from; empty for a
-    /// ClusterDeployment's own.
-    pub fn multi_cluster_service(self) -> &'a str {
-        str_at(self.0, "/spec/multiClusterService")
+    /// `spec.provider.selfManagement` as written (an empty `spec.cluster` aside).
+    pub fn provider_self_management(self) -> bool {
+        bool_at(self.0, "/spec/provider/selfManagement") == Some(true)
     }
     /// `spec.provider.config` (None when absent).
     pub fn provider_config(self) -> Option<&'a Value> {
@@ -219,7 +228,33 @@ impl<'a> Service<'a> {
     }
     /// The namespace the service deploys into (`default` when empty).
     pub fn namespace(self) -> &'a str {
-        or_default_namespace(str_at(self.0, "/namespace"))
+        or_default_namespace(self.namespace_as_written())
+    }
+    /// `namespace` as written ("" when unset).
+    pub fn namespace_as_written(self) -> &'a str {
+        str_at(self.0, "/namespace")
+    }
+    /// kcm's key of the service: (namespace or `default`, name).
+    pub fn key(self) -> (&'a str, &'a str) {
+        service_key(self.namespace_as_written(), self.name())
+    }
+    /// `dependsOn[]`: the services (namespace, name) it waits for.
+    pub fn depends_on(self) -> impl Iterator<Item = ObjectRef<'a>> {
+        items_at(self.0, "/dependsOn").iter().map(ObjectRef)
+    }
+    /// kcm's keys of `dependsOn[]`.
+    pub fn dependency_keys(self) -> Vec<(&'a str, &'a str)> {
+        self.depends_on()
+            .map(|d| service_key(d.namespace(), d.name()))
+            .collect()
+    }
+    /// `disable: true`.
+    pub fn disabled(self) -> bool {
+        bool_at(self.0, "/disable") == Some(true)
+    }
+    /// `templateChain` ("" when unset).
+    pub fn template_chain(self) -> &'a str {
+        str_at(self.0, "/templateChain")
     }
     pub fn template(self) -> &'a str {
         str_at(self.0, "/template")
@@ -234,18 +269,21 @@ impl<'a> Service<'a> {
     pub fn values_from(self) -> Option<&'a Value> {
         self.0.get("valuesFrom")
     }
+    /// `valuesFrom[]`: the ConfigMaps and Secrets the values come from (none when absent or
+    /// not a list).
+    pub fn values_from_refs(self) -> impl Iterator<Item = ObjectRef<'a>> {
+        items_at(self.0, "/valuesFrom").iter().map(ObjectRef)
+    }
     pub fn helm_options(self) -> Option<&'a Value> {
         self.0.get("helmOptions")
+    }
+    /// `helmAction` (None when absent or not a string).
+    pub fn helm_action(self) -> Option<&'a str> {
+        opt_str_at(self.0, "/helmAction")
     }
     /// `helmAction: Uninstall`.
     pub fn uninstall(self) -> bool {
         str_at(self.0, "/helmAction") == "Uninstall"
-    }
-    /// `dependsOn[]`, each as kcm keys it ([`service_key`]: namespace, name).
-    pub fn depends_on(self) -> impl Iterator<Item = (&'a str, &'a str)> {
-        items_at(self.0, "/dependsOn")
-            .iter()
-            .map(|d| service_key(str_at(d, "/namespace"), str_at(d, "/name")))
     }
 }
 
@@ -272,79 +310,17 @@ impl<'a> ServiceStatus<'a> {
     pub fn last_state_transition_time(self) -> &'a str {
         str_at(self.0, "/lastStateTransitionTime")
     }
-}
-
-/// A ServiceTemplate.
-#[derive(Debug, Clone, Copy)]
-pub struct ServiceTemplate<'a>(pub &'a Value);
-
-/// What a ServiceTemplate deploys, as kcm reports it in `status.services[].type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum ServiceType {
-    Helm,
-    Kustomize,
-    Resource,
-}
-
-impl<'a> ServiceTemplate<'a> {
-    pub fn meta(self) -> Object<'a> {
-        Object(self.0)
-    }
-    pub fn name(self) -> &'a str {
-        self.meta().name()
-    }
-    pub fn namespace(self) -> &'a str {
-        self.meta().namespace()
-    }
-    /// `spec.helm`, `spec.kustomize` or `spec.resources`, whichever is set first.
-    pub fn service_type(self) -> Option<ServiceType> {
-        if self.0.pointer("/spec/helm").is_some() {
-            Some(ServiceType::Helm)
-        } else if self.0.pointer("/spec/kustomize").is_some() {
-            Some(ServiceType::Kustomize)
-        } else if self.0.pointer("/spec/resources").is_some() {
-            Some(ServiceType::Resource)
-        } else {
-            None
-        }
-    }
-    /// `spec.helm`, `spec.kustomize` or `spec.resources` (Null when absent).
-    pub fn source_spec(self, ty: ServiceType) -> &'a Value {
-        let field = match ty {
-            ServiceType::Helm => "/spec/helm",
-            ServiceType::Kustomize => "/spec/kustomize",
-            ServiceType::Resource => "/spec/resources",
-        };
-        self.0.pointer(field).unwrap_or(&Value::Null)
-    }
-    /// `spec.helmOptions`.
-    pub fn helm_options(self) -> Option<&'a Value> {
-        self.0.pointer("/spec/helmOptions")
-    }
-    /// `status.valid` (None before kcm validated it).
-    pub fn valid(self) -> Option<bool> {
-        self.0.pointer("/status/valid").and_then(Value::as_bool)
-    }
-    /// `status.valid` is present.
-    pub fn validated(self) -> bool {
-        self.0.pointer("/status/valid").is_some()
-    }
-    pub fn validation_error(self) -> &'a str {
-        str_at(self.0, "/status/validationError")
-    }
-    /// `status.chartRef`: the HelmChart kcm made for a chartSpec or chartRef template.
-    pub fn status_chart_ref(self) -> Option<&'a Value> {
-        self.0.pointer("/status/chartRef").filter(|r| r.is_object())
-    }
-    /// `spec.version`.
+    /// `version`: what was last confirmed Deployed.
     pub fn version(self) -> &'a str {
-        str_at(self.0, "/spec/version")
+        str_at(self.0, "/version")
     }
-    /// `spec.helm.chartSpec` (None when absent or not an object).
-    pub fn chart_spec(self) -> Option<&'a Value> {
-        self.0
-            .pointer("/spec/helm/chartSpec")
-            .filter(|c| c.is_object())
+    /// `type`: Helm, Kustomize or Resource ("" when unset).
+    pub fn type_(self) -> &'a str {
+        str_at(self.0, "/type")
+    }
+    /// `conditions[]`.
+    pub fn conditions(self) -> impl Iterator<Item = Condition<'a>> {
+        items_at(self.0, "/conditions").iter().map(Condition)
     }
 }
 
@@ -374,6 +350,14 @@ impl<'a> StateManagementProvider<'a> {
     pub fn ready_recorded(self) -> bool {
         self.0.pointer("/status/ready").is_some()
     }
+    /// `spec.adapter` as written (None when absent).
+    pub fn adapter_json(self) -> Option<&'a Value> {
+        self.0.pointer("/spec/adapter")
+    }
+    /// `spec.provisioner[]` as written (none when absent or not a list).
+    pub fn provisioner_items(self) -> &'a [Value] {
+        items_at(self.0, "/spec/provisioner")
+    }
     /// `spec.adapter`.
     pub fn adapter(self) -> Reference {
         Reference::from_json(self.0.pointer("/spec/adapter").unwrap_or(&Value::Null))
@@ -390,6 +374,10 @@ impl<'a> StateManagementProvider<'a> {
         let mut all = vec![self.adapter()];
         all.extend(self.provisioners());
         all
+    }
+    /// `spec.provisionerCRDs[]` as written.
+    pub fn provisioner_crd_items(self) -> &'a [Value] {
+        items_at(self.0, "/spec/provisionerCRDs")
     }
     /// `spec.provisionerCRDs[]`.
     pub fn provisioner_crds(self) -> Vec<ProvisionerCrds<'a>> {
@@ -467,6 +455,18 @@ impl<'a> ServiceSource<'a> {
     pub fn services(self) -> &'a [Value] {
         items_at(self.0, "/spec/serviceSpec/services")
     }
+    /// `spec.serviceSpec.services`, each a view.
+    pub fn service_views(self) -> impl Iterator<Item = Service<'a>> {
+        self.services().iter().map(Service)
+    }
+    /// A ClusterDeployment's `spec.credential`.
+    pub fn credential(self) -> &'a str {
+        str_at(self.0, "/spec/credential")
+    }
+    /// A ClusterDeployment's `spec.propagateCredentials` is true.
+    pub fn propagate_credentials(self) -> bool {
+        bool_at(self.0, "/spec/propagateCredentials") == Some(true)
+    }
     /// `spec.serviceSpec.provider.name` as written ("" when unset).
     pub fn provider_name_as_written(self) -> &'a str {
         str_at(self.0, "/spec/serviceSpec/provider/name")
@@ -499,6 +499,10 @@ impl<'a> ServiceSource<'a> {
     /// A MultiClusterService's `spec.clusterSelector`.
     pub fn cluster_selector(self) -> Option<&'a Value> {
         self.0.pointer("/spec/clusterSelector")
+    }
+    /// A MultiClusterService's `spec.dependsOn[]` as written.
+    pub fn depends_on_items(self) -> &'a [Value] {
+        items_at(self.0, "/spec/dependsOn")
     }
     /// A MultiClusterService's `spec.dependsOn` names.
     pub fn depends_on(self) -> Vec<&'a str> {
@@ -579,26 +583,6 @@ impl<'a> MatchingCluster<'a> {
     }
 }
 
-/// A ServiceTemplateChain or ClusterTemplateChain (`TemplateChainSpec`).
-#[derive(Debug, Clone, Copy)]
-pub struct TemplateChain<'a>(pub &'a Value);
-
-impl<'a> TemplateChain<'a> {
-    pub fn meta(self) -> Object<'a> {
-        Object(self.0)
-    }
-    /// `spec.supportedTemplates[]`.
-    pub fn supported(self) -> &'a [Value] {
-        items_at(self.0, "/spec/supportedTemplates")
-    }
-    /// The template is one of `spec.supportedTemplates[].name`.
-    pub fn supports(self, template: &str) -> bool {
-        self.supported()
-            .iter()
-            .any(|t| str_at(t, "/name") == template)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -660,15 +644,24 @@ mod tests {
     }
 
     #[test]
-    fn template_view() {
-        let v =
-            json!({"spec": {"kustomize": {}}, "status": {"valid": false, "validationError": "e"}});
-        let t = ServiceTemplate(&v);
-        assert_eq!(t.service_type(), Some(ServiceType::Kustomize));
-        assert_eq!(
-            (t.valid(), t.validated(), t.validation_error()),
-            (Some(false), true, "e")
-        );
-        assert!(t.status_chart_ref().is_none());
+    fn service_and_source_views() {
+        let v = json!({"spec": {"credential": "c", "propagateCredentials": true,
+            "dependsOn": ["m"], "serviceSpec": {"services": [
+                {"name": "a", "disable": true, "templateChain": "ch", "valuesFrom": [{"kind": "Secret", "name": "v"}],
+                 "dependsOn": [{"name": "b"}, {"name": "c", "namespace": "x"}]},
+                {"name": "b", "namespace": "y", "dependsOn": "no"}]}}});
+        let src = ServiceSource(&v);
+        assert_eq!((src.credential(), src.propagate_credentials()), ("c", true));
+        assert_eq!(src.depends_on_items().len(), 1);
+        let svcs: Vec<_> = src.service_views().collect();
+        let (a, b) = (svcs[0], svcs[1]);
+        assert!(a.disabled() && !b.disabled());
+        assert_eq!((a.key(), b.key()), (("default", "a"), ("y", "b")));
+        assert_eq!(a.dependency_keys(), [("default", "b"), ("x", "c")]);
+        assert!(b.dependency_keys().is_empty());
+        assert_eq!((a.template_chain(), b.namespace_as_written()), ("ch", "y"));
+        let vf: Vec<_> = a.values_from_refs().map(|r| (r.kind(), r.name())).collect();
+        assert_eq!(vf, [("Secret", "v")]);
+        assert_eq!(b.values_from_refs().count(), 0);
     }
 }
