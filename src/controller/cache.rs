@@ -5,9 +5,8 @@
 //! cluster but reads only the few of the ServiceSet it reconciles. So the text is kept, with
 //! the handful of fields the lookups need, and parsed on read. The objects of a kind look
 //! alike (the same keys, labels, managedFields, conditions; the adapter wrote most of them
-//! from one template), so each text is compressed (LZ4) against a dictionary: the text of the
-//! first object the cache saw. That keeps about a tenth of the text, and decompresses in a
-//! few microseconds.
+//! from one template), so each text is compressed against the text of the first object the
+//! cache saw ([`super::compact`]).
 //!
 //! Lookups are indexed: a reconcile reads the objects of one ServiceSet, by name prefix within
 //! its namespace or by owner, and must not scan the whole cache (at 10,000 ServiceSets × 5
@@ -23,41 +22,15 @@ use kube::runtime::watcher;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::compact::{Packed, Packer};
 use crate::api::naming::LABEL_MANAGED;
 
 struct Entry {
     /// uids of the ownerReferences.
     owners: Box<[Box<str>]>,
     managed: bool,
-    /// The JSON text, compressed against the cache's dictionary (its size prepended).
-    packed: Box<[u8]>,
-}
-
-/// The most of the first object's text the dictionary keeps (LZ4 looks back at most 64 KiB;
-/// the objects compressed are a few KiB).
-const DICTIONARY_MAX: usize = 16 * 1024;
-
-/// JSON texts of one kind of object, compressed against the first one seen.
-#[derive(Default)]
-pub struct Packer {
-    dictionary: Option<Box<[u8]>>,
-}
-
-impl Packer {
-    /// `text` compressed (its size prepended); the first text becomes the dictionary.
-    pub fn pack(&mut self, text: &[u8]) -> Box<[u8]> {
-        let dictionary = self
-            .dictionary
-            .get_or_insert_with(|| text[..text.len().min(DICTIONARY_MAX)].into());
-        lz4_flex::block::compress_prepend_size_with_dict(text, dictionary).into_boxed_slice()
-    }
-
-    /// What [`Packer::pack`] packed, parsed (None cannot happen to what it wrote).
-    pub fn unpack(&self, packed: &[u8]) -> Option<Value> {
-        let dictionary = self.dictionary.as_deref().unwrap_or_default();
-        let text = lz4_flex::block::decompress_size_prepended_with_dict(packed, dictionary).ok()?;
-        serde_json::from_slice(&text).ok()
-    }
+    /// The JSON text, compressed against the first text of the cache.
+    packed: Packed,
 }
 
 /// (namespace, name), shared by the map and the owner index.
@@ -156,7 +129,7 @@ impl State {
 
     /// An entry's object, parsed.
     fn object(&self, e: &Entry) -> Option<Value> {
-        self.packer.unpack(&e.packed)
+        self.packer.unpack(&e.packed).ok()
     }
 }
 
@@ -296,31 +269,6 @@ mod tests {
             .iter()
             .map(|v| v["metadata"]["name"].as_str().unwrap().to_string())
             .collect()
-    }
-
-    #[test]
-    fn packed_texts_read_back_and_similar_ones_take_a_fraction() {
-        let mut p = Packer::default();
-        let text = |i: usize| {
-            serde_json::to_vec(&obj(
-                &format!("cluster-{i:05}-ingress-nginx"),
-                &format!("uid-{i}"),
-            ))
-            .unwrap()
-        };
-        let packed: Vec<Box<[u8]>> = (0..100).map(|i| p.pack(&text(i))).collect();
-        for (i, z) in packed.iter().enumerate() {
-            let back = p.unpack(z).unwrap();
-            assert_eq!(back, serde_json::from_slice::<Value>(&text(i)).unwrap());
-        }
-        // Objects alike compress against the first: a fraction of their text.
-        assert!(
-            packed[99].len() * 3 < text(99).len(),
-            "{} of {}",
-            packed[99].len(),
-            text(99).len()
-        );
-        assert_eq!(p.unpack(b"not packed"), None);
     }
 
     #[test]

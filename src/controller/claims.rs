@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 
-use kube::api::DynamicObject;
+use kube::Resource;
 use kube::runtime::watcher;
 use serde_json::Value;
 
@@ -296,15 +296,15 @@ impl ClaimIndex {
     }
 
     /// A watch event of the ServiceSets (relists drop what the new list lacks).
-    pub fn apply(
+    pub fn apply<K: Resource>(
         &self,
-        ev: &watcher::Event<DynamicObject>,
-        as_json: impl Fn(&DynamicObject) -> Value,
+        ev: &watcher::Event<K>,
+        as_json: impl Fn(&K) -> Value,
         templates: impl Fn(&str) -> Vec<Value>,
     ) -> BTreeSet<SetKey> {
         match ev {
             watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
-                let key = meta_key(&o.metadata);
+                let key = meta_key(o.meta());
                 {
                     let mut st = self.lock();
                     if matches!(ev, watcher::Event::InitApply(_))
@@ -314,13 +314,13 @@ impl ClaimIndex {
                     }
                     // A status write: nothing the claims depend on changed, and the object
                     // is not even converted.
-                    if st.unchanged(&key, &Fingerprint::of_meta(&o.metadata)) {
+                    if st.unchanged(&key, &Fingerprint::of_meta(o.meta())) {
                         return BTreeSet::new();
                     }
                 }
                 self.observe(&as_json(o), &templates(&key.0), false)
             }
-            watcher::Event::Delete(o) => self.remove(&meta_key(&o.metadata)),
+            watcher::Event::Delete(o) => self.remove(&meta_key(o.meta())),
             watcher::Event::Init => {
                 self.lock().relist = Some(BTreeSet::new());
                 BTreeSet::new()
@@ -394,6 +394,7 @@ impl ClaimIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::api::DynamicObject;
     use serde_json::json;
 
     fn template() -> Value {

@@ -5,16 +5,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use kube::Client;
-use kube::api::DynamicObject;
 use kube::discovery::ApiResource;
-use kube::runtime::reflector::Store;
 
+use super::caches::Caches;
 use super::written::Written;
-use super::{Metrics, Options, cache};
+use super::{Metrics, Options};
 use crate::api::kinds;
 use crate::cluster::api_resource;
 
 /// The resources of the kinds the controller watches.
+#[derive(Clone)]
 pub struct Kinds {
     pub service_set: ApiResource,
     pub template: ApiResource,
@@ -40,15 +40,8 @@ pub struct Ctx {
     pub client: Client,
     pub kinds: Kinds,
     pub opts: Options,
-    pub smps: Store<DynamicObject>,
-    /// Every ServiceSet (spec and status packed: `watch::set_json`).
-    pub sets: Store<DynamicObject>,
-    pub templates: Store<DynamicObject>,
-    pub helm_releases: cache::TextCache,
-    pub kustomizations: cache::TextCache,
+    pub caches: Arc<Caches>,
     pub written: Arc<Written>,
-    /// Every ServiceSet's claims on releases and paths: the rivals of a reconcile.
-    pub claims: Arc<super::claims::ClaimIndex>,
     /// True once every cache has its initial list.
     pub synced: tokio::sync::watch::Receiver<bool>,
     /// Consecutive failures per ServiceSet uid, for the backoff.
@@ -56,6 +49,30 @@ pub struct Ctx {
     pub metrics: Arc<Metrics>,
     /// events.k8s.io/v1 Events about the ServiceSets.
     pub recorder: kube::runtime::events::Recorder,
+}
+
+impl Ctx {
+    pub fn new(
+        client: Client,
+        kinds: Kinds,
+        opts: Options,
+        caches: &Arc<Caches>,
+        written: Arc<Written>,
+        synced: tokio::sync::watch::Receiver<bool>,
+        metrics: &Arc<Metrics>,
+    ) -> Ctx {
+        Ctx {
+            recorder: kube::runtime::events::Recorder::new(client.clone(), reporter()),
+            client,
+            kinds,
+            opts,
+            caches: caches.clone(),
+            written,
+            synced,
+            failures: Mutex::new(HashMap::new()),
+            metrics: metrics.clone(),
+        }
+    }
 }
 
 /// The Events' reporter: the adapter, and this replica (the pod's name when it is known).

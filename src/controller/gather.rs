@@ -4,10 +4,10 @@
 
 use chrono::Utc;
 use kube::api::{Api, DynamicObject};
-use kube::runtime::reflector::ObjectRef;
 use serde_json::Value;
 use tracing::debug;
 
+use super::cached::CachedSet;
 use super::context::Ctx;
 use crate::api::{Object, kinds, naming};
 use crate::cluster::{api_resource, with_type};
@@ -45,65 +45,36 @@ impl Gathered {
     }
 }
 
-/// The ServiceTemplates of a namespace, from the cache.
-pub fn templates_of(
-    store: &kube::runtime::reflector::Store<DynamicObject>,
-    ar: &kube::discovery::ApiResource,
-    ns: &str,
-) -> Vec<Value> {
-    store
-        .state()
-        .iter()
-        .filter(|t| t.metadata.namespace.as_deref() == Some(ns))
-        .map(|t| with_type(t, ar))
-        .collect()
-}
-
-/// The SMP of the provider served, from its cache.
-fn smp(ctx: &Ctx) -> Option<Value> {
-    ctx.smps
-        .get(&ObjectRef::new_with(
-            &ctx.opts.provider,
-            ctx.kinds.smp.clone(),
-        ))
-        .map(|o| with_type(&o, &ctx.kinds.smp))
-}
-
 /// Everything a reconcile of `obj` decides from; None when this adapter does not serve it.
-pub async fn gather(obj: &DynamicObject, ctx: &Ctx) -> Option<Gathered> {
-    let set = ctx
-        .written
-        .freshest(super::watch::set_json(obj, &ctx.kinds.service_set));
+pub async fn gather(obj: &CachedSet, ctx: &Ctx) -> Option<Gathered> {
+    let set = ctx.written.freshest(obj.to_json(&ctx.kinds.service_set));
     let meta = Object(&set);
     let (name, ns, uid) = (meta.name(), meta.namespace(), meta.uid());
     if !ctx.opts.in_shard(obj.metadata.labels.as_ref()) {
         debug!(serviceset = %format!("{ns}/{name}"), "not in this replica's shard; skipped");
         return None;
     }
-    let smp = smp(ctx);
+    let caches = &ctx.caches;
+    let smp = caches.smp();
     if !adapter::reconciles(&ctx.opts.provider, smp.as_ref(), &set) {
         debug!(serviceset = %format!("{ns}/{name}"), "not served by this provider; skipped");
         return None;
     }
     let provider = Provider::of(smp.as_ref());
-    let rivals = ctx.claims.rivals(
-        &(ns.to_string(), name.to_string()),
-        smp.as_ref(),
-        |(ns, name)| {
-            let at = ObjectRef::new_with(name, ctx.kinds.service_set.clone()).within(ns);
-            let set = ctx.sets.get(&at)?;
-            serde_json::to_value(&set.metadata.labels).ok()
-        },
-    );
+    let rivals = caches
+        .claims
+        .rivals(&(ns.to_string(), name.to_string()), smp.as_ref(), |key| {
+            caches.labels_of(key)
+        });
 
     // Templates of the namespace; Flux objects of the namespace that the set controls or
     // whose name is <set>-<service>.
-    let templates = templates_of(&ctx.templates, &ctx.kinds.template, ns);
+    let templates = caches.templates_in(ns);
     let prefix = naming::flux_object_name(name, "");
     let mut live: Vec<Value> = Vec::new();
     for (cache, kind) in [
-        (&ctx.helm_releases, &kinds::HELM_RELEASE),
-        (&ctx.kustomizations, &kinds::KUSTOMIZATION),
+        (&caches.helm_releases, &kinds::HELM_RELEASE),
+        (&caches.kustomizations, &kinds::KUSTOMIZATION),
     ] {
         // Objects this controller deleted are gone, whatever the cache still shows.
         let cached: Vec<Value> = cache

@@ -1,18 +1,23 @@
 //! `kubectl ksm run`: the Flux adapter controller, the I/O edge around
 //! [`crate::core::adapter::plan`].
 //!
-//! Watch caches ([`watch`]: kube-runtime reflectors, and [`cache`] for the Flux objects) hold
-//! the ServiceSets, the provider's SMP, the ServiceTemplates and every HelmRelease and
-//! Kustomization. Any change to one of them queues the ServiceSets it concerns. A reconcile
+//! Watch caches ([`caches`]) hold the ServiceSets (each a [`cached::CachedSet`]), the
+//! provider's SMP, the ServiceTemplates and every HelmRelease and Kustomization ([`cache`]),
+//! with what they keep rarely read packed ([`compact`]). Any change to one of them queues
+//! the ServiceSets it concerns: one function per trigger stream below. A reconcile
 //! ([`reconcile`]) gathers its inputs from the caches ([`gather`]), asks the pure core for a
 //! plan, and hands it to a small writer ([`apply`]): finalizer, status, server-side applies,
 //! deletions, finalizer removal; what reconciles share is in [`context`]. The replies of its
-//! writes stand in for a lagging cache ([`written`]). This file wires it together: start-up, leader election ([`leader`]), the
-//! HTTP endpoints ([`http`]), metrics ([`metrics`]) and shutdown.
+//! writes stand in for a lagging cache ([`written`]). This file wires it together: start-up,
+//! leader election ([`leader`]), the HTTP endpoints ([`http`]), metrics ([`metrics`]) and
+//! shutdown.
 
 mod apply;
 mod cache;
+mod cached;
+mod caches;
 mod claims;
+mod compact;
 mod context;
 mod gather;
 mod http;
@@ -24,30 +29,29 @@ mod tests;
 mod watch;
 mod written;
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
-use kube::Client;
+use futures::{Stream, StreamExt};
 use kube::api::{Api, DynamicObject, ListParams};
-use kube::runtime::WatchStreamExt;
-use kube::runtime::controller::Controller;
+use kube::discovery::ApiResource;
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tracing::{debug, error, info};
 
-use crate::api::kcm::ServiceSet;
 use crate::api::kinds;
 use crate::api::selector::Selector;
-use crate::cluster::{self, ConnectOptions, with_type};
-use crate::core::adapter;
-use context::{Ctx, Kinds};
-use gather::templates_of;
+use crate::cluster::{self, ConnectOptions};
+use cached::CachedSet;
+use caches::{Caches, Events};
+use claims::SetKey;
+use context::{Ctx, Kinds, ReconcileError};
 use reconcile::{error_policy, reconcile};
-use watch::{reflect, text_reflect};
 use written::Written;
 
 pub use metrics::Metrics;
@@ -402,275 +406,197 @@ async fn control(
     opts: Options,
     metrics: Arc<Metrics>,
     health: Arc<http::Health>,
-    stop: tokio::sync::watch::Receiver<bool>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), String> {
-    let wc = watcher::Config::default()
-        .page_size(cluster::PAGE_SIZE)
-        .timeout(watch_timeout_seconds(opts.watch_timeout));
+    let (caches, streams) = Caches::watch(&client, &kinds, &opts);
     let written = Arc::new(Written::default());
-    let (templates, tpl_stream) = reflect(&client, &kinds.template, wc.clone(), watch::slim);
-
-    // Who owns each release: every ServiceSet's claims, indexed as the watches deliver them;
-    // a change requeues the ServiceSets whose verdicts it may change.
-    let claims = Arc::new(claims::ClaimIndex::new(&opts.provider));
-    let (requeue_tx, requeue_rx) = tokio::sync::mpsc::unbounded_channel::<claims::SetKey>();
-    let (sets, set_stream) = reflect(&client, &kinds.service_set, wc.clone(), watch::slim_set);
-    let set_stream = {
-        let (claims, templates, ar, tpl_ar) = (
-            claims.clone(),
-            templates.clone(),
-            kinds.service_set.clone(),
-            kinds.template.clone(),
-        );
-        let requeue_tx = requeue_tx.clone();
-        let mut seen = observe(&written, kinds::SERVICE_SET.kind);
-        set_stream.inspect(move |ev| {
-            seen(ev);
-            if let Ok(ev) = ev {
-                let in_ns = |ns: &str| templates_of(&templates, &tpl_ar, ns);
-                for k in claims.apply(ev, |o| watch::set_json(o, &ar), in_ns) {
-                    let _ = requeue_tx.send(k);
-                }
-            }
-        })
-    };
-    let tpl_stream = {
-        let (claims, templates, sets, set_ar, tpl_ar) = (
-            claims.clone(),
-            templates.clone(),
-            sets.clone(),
-            kinds.service_set.clone(),
-            kinds.template.clone(),
-        );
-        tpl_stream.inspect(move |ev| {
-            // A template changed: the ServiceSets that use it render differently. Once the
-            // templates are listed, those rendered without them (after a relist, all).
-            let keys: Vec<(String, String)> = match ev {
-                Ok(watcher::Event::Apply(t) | watcher::Event::Delete(t)) => {
-                    let ns = t.metadata.namespace.as_deref().unwrap_or("");
-                    let name = t.metadata.name.as_deref().unwrap_or("");
-                    sets.state()
-                        .iter()
-                        .filter(|s| s.metadata.namespace.as_deref() == Some(ns))
-                        .filter(|s| uses_template(s, name))
-                        .map(|s| (ns.to_string(), s.metadata.name.clone().unwrap_or_default()))
-                        .collect()
-                }
-                Ok(watcher::Event::InitDone) => claims.templates_listed(),
-                _ => return,
-            };
-            for k in render_again(&claims, &sets, (&set_ar, &tpl_ar), &templates, keys) {
-                let _ = requeue_tx.send(k);
-            }
-        })
-    };
-    let claim_ar = kinds.service_set.clone();
-    let claim_triggers = futures::stream::unfold(requeue_rx, |mut rx| async move {
-        rx.recv().await.map(|k| (k, rx))
-    })
-    .map(move |(ns, name)| ObjectRef::new_with(&name, claim_ar.clone()).within(&ns));
-    // Every ServiceSet is cached; only those of this shard start a reconcile of their own
-    // (the others may still be queued by a trigger; the reconcile then skips them).
-    let shard_opts = opts.clone();
-    let set_triggers = set_stream.applied_objects().filter(move |r| {
-        std::future::ready(match r {
-            Ok(s) => {
-                let mine = shard_opts.in_shard(s.metadata.labels.as_ref());
-                let who = || {
-                    format!(
-                        "{}/{}",
-                        s.metadata.namespace.as_deref().unwrap_or(""),
-                        s.metadata.name.as_deref().unwrap_or("")
-                    )
-                };
-                let rv = s.metadata.resource_version.as_deref().unwrap_or("");
-                if mine {
-                    tracing::trace!(serviceset = %who(), resource_version = %rv, "ServiceSet event");
-                } else {
-                    debug!(serviceset = %who(), resource_version = %rv, "not in this replica's shard: no reconcile of its own");
-                }
-                mine
-            }
-            Err(_) => true,
-        })
-    });
-    let controller =
-        Controller::for_stream_with(set_triggers, sets.clone(), kinds.service_set.clone())
-            .with_config(
-                kube::runtime::controller::Config::default()
-                    .concurrency(opts.concurrency)
-                    .debounce(RECONCILE_DEBOUNCE),
-            );
-
-    // Reflectors for the other kinds; each change maps to the ServiceSets it concerns.
-    let smp_wc = wc
-        .clone()
-        .fields(&format!("metadata.name={}", opts.provider));
-    let (smps, smp_stream) = reflect(&client, &kinds.smp, smp_wc, watch::slim);
-    let (hrs, hr_stream) = text_reflect(&client, &kinds.helm_release, wc.clone());
-    let (kss, ks_stream) = text_reflect(&client, &kinds.kustomization, wc.clone());
-    let hr_stream = hr_stream.inspect(observe(&written, kinds::HELM_RELEASE.kind));
-    let ks_stream = ks_stream.inspect(observe(&written, kinds::KUSTOMIZATION.kind));
-
+    let (requeue, requeued) = tokio::sync::mpsc::unbounded_channel();
     let set_ar = kinds.service_set.clone();
-    let owner_of = move |o: DynamicObject| -> Option<ObjectRef<DynamicObject>> {
-        let ns = o.metadata.namespace.clone()?;
-        o.metadata
-            .owner_references
-            .as_ref()?
-            .iter()
-            .find(|r| {
-                r.controller == Some(true)
-                    && r.kind == kinds::SERVICE_SET.kind
-                    && kinds::group_of(&r.api_version) == kinds::KCM_GROUP
-            })
-            .map(|r| ObjectRef::new_with(&r.name, set_ar.clone()).within(&ns))
-    };
-    let owner_of2 = owner_of.clone();
-    let hr_triggers = hr_stream
-        .touched_objects()
-        .filter_map(move |r| std::future::ready(r.ok().and_then(&owner_of)));
-    let ks_triggers = ks_stream
-        .touched_objects()
-        .filter_map(move |r| std::future::ready(r.ok().and_then(&owner_of2)));
-    let sets_for_tpl = sets.clone();
-    let set_ar = kinds.service_set.clone();
-    let tpl_triggers = tpl_stream
-        .touched_objects()
-        .filter_map(|r| std::future::ready(r.ok()))
-        .flat_map(move |t: DynamicObject| {
-            let ns = t.metadata.namespace.clone().unwrap_or_default();
-            let name = t.metadata.name.clone().unwrap_or_default();
-            let refs: Vec<ObjectRef<DynamicObject>> = sets_for_tpl
-                .state()
-                .iter()
-                .filter(|s| s.metadata.namespace.as_deref() == Some(ns.as_str()))
-                .filter(|s| uses_template(s, &name))
-                .map(|s| ObjectRef::from_obj_with(s.as_ref(), set_ar.clone()))
-                .collect();
-            futures::stream::iter(refs)
-        });
-    let sets_for_smp = sets.clone();
-    let set_ar = kinds.service_set.clone();
-    let smp_triggers = smp_stream
-        .touched_objects()
-        .filter_map(|r| std::future::ready(r.ok()))
-        .flat_map(move |_smp: DynamicObject| {
-            let refs: Vec<ObjectRef<DynamicObject>> = sets_for_smp
-                .state()
-                .iter()
-                .map(|s| ObjectRef::from_obj_with(s.as_ref(), set_ar.clone()))
-                .collect();
-            futures::stream::iter(refs)
-        });
-
-    let kinds_smp = kinds.smp.clone();
-    let (synced_tx, synced_rx) = tokio::sync::watch::channel(false);
-    let ctx = Arc::new(Ctx {
-        synced: synced_rx,
-        client: client.clone(),
+    let config = controller::Config::default()
+        .concurrency(opts.concurrency)
+        .debounce(RECONCILE_DEBOUNCE);
+    let set_events = set_events(streams.sets, &caches, &written, &opts, requeue);
+    let flux = |events, kind: &kinds::Kind| flux_events(events, &caches, &written, kind.kind);
+    let mut stop_taking = stop.clone();
+    let controller = Controller::for_stream_with(set_events, caches.sets.clone(), set_ar.clone())
+        .with_config(config)
+        .reconcile_on(flux(streams.helm_releases, &kinds::HELM_RELEASE))
+        .reconcile_on(flux(streams.kustomizations, &kinds::KUSTOMIZATION))
+        .reconcile_on(template_events(streams.templates, &caches))
+        .reconcile_on(smp_events(streams.smps, &caches))
+        .reconcile_on(claim_requeues(requeued, set_ar))
+        .graceful_shutdown_on(async move { leader::stopped(&mut stop_taking).await });
+    let (synced_tx, synced) = tokio::sync::watch::channel(false);
+    let ctx = Ctx::new(
+        client,
         kinds,
-        opts: opts.clone(),
-        smps: smps.clone(),
-        sets: sets.clone(),
-        templates: templates.clone(),
-        helm_releases: hrs.clone(),
-        kustomizations: kss.clone(),
+        opts.clone(),
+        &caches,
         written,
-        claims,
-        failures: Mutex::new(HashMap::new()),
-        metrics: metrics.clone(),
-        recorder: kube::runtime::events::Recorder::new(client.clone(), context::reporter()),
-    });
-
-    // Caches first: no reconcile decides from a half-filled cache.
-    let mut stop_wait = stop.clone();
-    let sets_ready = sets.clone();
-    let ready = async {
-        let _ = sets_ready.wait_until_ready().await;
-        let _ = smps.wait_until_ready().await;
-        let _ = templates.wait_until_ready().await;
-        hrs.wait_ready().await;
-        kss.wait_ready().await;
-    };
-    let mut stop_graceful = stop.clone();
-    let controller = controller
-        .reconcile_on(hr_triggers)
-        .reconcile_on(ks_triggers)
-        .reconcile_on(tpl_triggers)
-        .reconcile_on(smp_triggers)
-        .reconcile_on(claim_triggers)
-        .graceful_shutdown_on(async move {
-            let _ = stop_graceful.wait_for(|s| *s).await;
-        });
-    let gauges = {
-        let (sets, hrs, kss, metrics) = (sets.clone(), hrs.clone(), kss.clone(), metrics.clone());
-        let (smps, smp_ar, opts) = (smps.clone(), kinds_smp.clone(), opts.clone());
-        let provider = opts.provider.clone();
-        move || {
-            let gauge = |kind: &'static str, n: usize| {
-                metrics
-                    .managed
-                    .get_or_create(&metrics::KindLabel { kind })
-                    .set(n as i64);
-            };
-            // Only the ServiceSets this adapter serves (another provider's are not managed).
-            let smp = smps
-                .get(&ObjectRef::new_with(&provider, smp_ar.clone()))
-                .map(|o| with_type(&o, &smp_ar));
-            let served = sets
-                .state()
-                .iter()
-                .filter(|s| opts.in_shard(s.metadata.labels.as_ref()))
-                .filter(|s| adapter::serves(&provider, smp.as_ref(), &routing_view(s)))
-                .count();
-            gauge("ServiceSet", served);
-            gauge("HelmRelease", hrs.managed());
-            gauge("Kustomization", kss.managed());
-        }
-    };
-    let health2 = health.clone();
-    let (index, index_sets, index_templates) =
-        (ctx.claims.clone(), sets.clone(), templates.clone());
-    let (index_set_ar, index_tpl_ar) = (ctx.kinds.service_set.clone(), ctx.kinds.template.clone());
-    let run = async move {
-        // The controller's own watches start with it; the shared reflectors are driven by
-        // the trigger streams it polls.
-        let mut results = controller.run(reconcile, error_policy, ctx).boxed();
-        let mut synced = false;
-        let mut ticker = tokio::time::interval(Duration::from_secs(5));
-        let mut ready = Box::pin(ready);
-        loop {
-            tokio::select! {
-                item = results.next() => match item {
-                    None => break,
-                    Some(Ok(_)) => {}
-                    Some(Err(kube::runtime::controller::Error::ObjectNotFound(_))) => {}
-                    Some(Err(e)) => debug!(error = %e, "controller"),
-                },
-                _ = &mut ready, if !synced => {
-                    // The index was fed while the caches filled, a ServiceSet possibly before
-                    // its templates: once all are in, those are rendered again, before any
-                    // reconcile decides.
-                    let kinds = (&index_set_ar, &index_tpl_ar);
-                    render_again(&index, &index_sets, kinds, &index_templates, index.provisional());
-                    synced = true;
-                    let _ = synced_tx.send(true);
-                    health2.ready.store(true, Ordering::Relaxed);
-                    info!("caches synced");
-                }
-                _ = ticker.tick() => gauges(),
-            }
-        }
-    };
+        synced,
+        &metrics,
+    );
+    let reconciles = controller
+        .run(reconcile, error_policy, Arc::new(ctx))
+        .boxed();
     tokio::select! {
-        _ = run => {}
-        _ = async { let _ = stop_wait.wait_for(|s| *s).await; tokio::time::sleep(Duration::from_secs(25)).await } => {
+        _ = drive(reconciles, &caches, &opts, &metrics, &health, synced_tx) => {}
+        _ = async { leader::stopped(&mut stop).await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
             error!("reconciles did not finish 25 s after shutdown was requested; exiting");
         }
     }
     health.ready.store(false, Ordering::Relaxed);
     Ok(())
+}
+
+/// How long reconciles may take to finish once shutdown is requested.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(25);
+
+/// How often the gauges of managed objects are updated.
+const GAUGES_EVERY: Duration = Duration::from_secs(5);
+
+type Reconciles<'a> = futures::stream::BoxStream<
+    'a,
+    Result<(ObjectRef<CachedSet>, Action), controller::Error<ReconcileError, watcher::Error>>,
+>;
+
+/// Runs the reconciles (whose trigger streams fill the caches) until they end: once the
+/// caches are filled, reconciles may decide and the replica is ready; every few seconds, the
+/// gauges.
+async fn drive(
+    mut reconciles: Reconciles<'_>,
+    caches: &Caches,
+    opts: &Options,
+    metrics: &Metrics,
+    health: &http::Health,
+    synced: tokio::sync::watch::Sender<bool>,
+) {
+    let mut filled = std::pin::pin!(caches.ready());
+    let mut ticker = tokio::time::interval(GAUGES_EVERY);
+    loop {
+        tokio::select! {
+            item = reconciles.next() => match item {
+                None => break,
+                Some(Ok(_) | Err(controller::Error::ObjectNotFound(_))) => {}
+                Some(Err(e)) => debug!(error = %e, "controller"),
+            },
+            _ = &mut filled, if !*synced.borrow() => {
+                caches.synced();
+                let _ = synced.send(true);
+                health.ready.store(true, Ordering::Relaxed);
+                info!("caches synced");
+            }
+            _ = ticker.tick() => gauges(caches, opts, metrics),
+        }
+    }
+}
+
+/// The gauges of the objects the adapter manages: the ServiceSets it serves in its shard
+/// (another provider's are not managed), and the Flux objects that carry its label.
+fn gauges(caches: &Caches, opts: &Options, metrics: &Metrics) {
+    let gauge = |kind: &'static str, n: usize| {
+        metrics
+            .managed
+            .get_or_create(&metrics::KindLabel { kind })
+            .set(n as i64);
+    };
+    gauge("ServiceSet", caches.served_sets(opts));
+    gauge("HelmRelease", caches.helm_releases.managed());
+    gauge("Kustomization", caches.kustomizations.managed());
+}
+
+/// The ServiceSets' own events: those of this replica's shard start a reconcile of their own
+/// (every ServiceSet is cached; the others may still be queued by a trigger, and the
+/// reconcile skips them). They feed the claims index, whose changes requeue the ServiceSets
+/// whose verdicts they may change.
+fn set_events(
+    events: Events<CachedSet>,
+    caches: &Arc<Caches>,
+    written: &Arc<Written>,
+    opts: &Options,
+    requeue: UnboundedSender<SetKey>,
+) -> impl Stream<Item = Result<CachedSet, watcher::Error>> + Send + use<> {
+    let (caches, opts) = (caches.clone(), opts.clone());
+    let mut seen = observe(written, kinds::SERVICE_SET.kind);
+    events
+        .inspect(move |ev| {
+            seen(ev);
+            if let Ok(ev) = ev {
+                for k in caches.claims_on(ev) {
+                    let _ = requeue.send(k);
+                }
+            }
+        })
+        .applied_objects()
+        .filter(move |s| {
+            std::future::ready(match s {
+                Ok(s) => mine(&opts, s),
+                Err(_) => true,
+            })
+        })
+}
+
+/// Whether a ServiceSet is in this replica's shard.
+fn mine(opts: &Options, s: &CachedSet) -> bool {
+    let mine = opts.in_shard(s.metadata.labels.as_ref());
+    let (ns, name) = s.key();
+    let who = format!("{ns}/{name}");
+    let rv = s.metadata.resource_version.as_deref().unwrap_or("");
+    if mine {
+        tracing::trace!(serviceset = %who, resource_version = %rv, "ServiceSet event");
+    } else {
+        debug!(serviceset = %who, resource_version = %rv, "not in this replica's shard: no reconcile of its own");
+    }
+    mine
+}
+
+/// A Flux object's events: the ServiceSet that controls it.
+fn flux_events(
+    events: Events<DynamicObject>,
+    caches: &Arc<Caches>,
+    written: &Arc<Written>,
+    kind: &'static str,
+) -> impl Stream<Item = ObjectRef<CachedSet>> + Send + use<> {
+    let caches = caches.clone();
+    events
+        .inspect(observe(written, kind))
+        .touched_objects()
+        .filter_map(move |o| std::future::ready(o.ok().and_then(|o| caches.owner_of(&o))))
+}
+
+/// A template's events: the ServiceSets that use it, and those whose verdicts that changes.
+fn template_events(
+    events: Events<DynamicObject>,
+    caches: &Arc<Caches>,
+) -> impl Stream<Item = ObjectRef<CachedSet>> + Send + use<> {
+    let caches = caches.clone();
+    events.flat_map(move |ev| {
+        let keys = ev.map(|ev| caches.on_template(&ev)).unwrap_or_default();
+        futures::stream::iter(keys.iter().map(|k| caches.set_ref(k)).collect::<Vec<_>>())
+    })
+}
+
+/// The SMP's events: every ServiceSet (its selector, readiness or suspension decides them).
+fn smp_events(
+    events: Events<DynamicObject>,
+    caches: &Arc<Caches>,
+) -> impl Stream<Item = ObjectRef<CachedSet>> + Send + use<> {
+    let caches = caches.clone();
+    events
+        .touched_objects()
+        .filter_map(|o| std::future::ready(o.ok()))
+        .flat_map(move |_| futures::stream::iter(caches.all_sets()))
+}
+
+/// The ServiceSets the claims index requeues.
+fn claim_requeues(
+    requeued: UnboundedReceiver<SetKey>,
+    set_ar: ApiResource,
+) -> impl Stream<Item = ObjectRef<CachedSet>> + Send + use<> {
+    futures::stream::unfold(requeued, |mut rx| async move {
+        rx.recv().await.map(|k| (k, rx))
+    })
+    .map(move |(ns, name)| ObjectRef::new_with(&name, set_ar.clone()).within(&ns))
 }
 
 /// A watch's timeoutSeconds: whole seconds, at least one (zero would ask the server for its
@@ -680,14 +606,14 @@ fn watch_timeout_seconds(d: Duration) -> u32 {
 }
 
 /// Drops the kept replies of the writes that a watch event shows have reached the cache.
-fn observe(
+fn observe<K: Resource>(
     written: &Arc<Written>,
     kind: &'static str,
-) -> impl FnMut(&Result<watcher::Event<DynamicObject>, watcher::Error>) + use<> {
+) -> impl FnMut(&Result<watcher::Event<K>, watcher::Error>) + use<K> {
     let written = written.clone();
     move |ev| {
         if let Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) = ev {
-            let m = &o.metadata;
+            let m = o.meta();
             written.observed(
                 kind,
                 m.namespace.as_deref().unwrap_or(""),
@@ -697,41 +623,4 @@ fn observe(
             );
         }
     }
-}
-
-/// Renders the claims of these ServiceSets again (a template they use changed, or they were
-/// indexed before the templates were listed); returns the ServiceSets to requeue.
-fn render_again(
-    index: &claims::ClaimIndex,
-    sets: &kube::runtime::reflector::Store<DynamicObject>,
-    kinds: (&kube::discovery::ApiResource, &kube::discovery::ApiResource),
-    templates: &kube::runtime::reflector::Store<DynamicObject>,
-    keys: Vec<claims::SetKey>,
-) -> Vec<claims::SetKey> {
-    let (set_ar, tpl_ar) = kinds;
-    let mut requeue = Vec::new();
-    for (ns, name) in keys {
-        let Some(set) = sets.get(&ObjectRef::new_with(&name, set_ar.clone()).within(&ns)) else {
-            continue;
-        };
-        let set = watch::set_json(&set, set_ar);
-        let in_ns = templates_of(templates, tpl_ar, &ns);
-        requeue.extend(index.observe(&set, &in_ns, true));
-    }
-    requeue
-}
-
-/// What decides which adapter serves a ServiceSet: its labels and its provider name (a
-/// small copy, instead of the whole object).
-fn routing_view(set: &DynamicObject) -> serde_json::Value {
-    let provider = watch::set_provider(set);
-    serde_json::json!({"metadata": {"labels": set.metadata.labels},
-        "spec": {"provider": provider}})
-}
-
-/// Whether a cached ServiceSet deploys a service of the template `name`.
-fn uses_template(set: &DynamicObject, name: &str) -> bool {
-    let spec = watch::set_field(set, "spec");
-    let set = serde_json::json!({"spec": spec});
-    ServiceSet(&set).services().any(|x| x.template() == name)
 }

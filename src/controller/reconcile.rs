@@ -6,12 +6,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
 use serde_json::Value;
 use tracing::{debug, warn};
 
 use super::apply::{self, Applied};
+use super::cached::CachedSet;
 use super::context::{Ctx, ReconcileError};
 use super::{gather, leader, metrics};
 use crate::api::Object;
@@ -19,7 +19,7 @@ use crate::core::adapter::{self, Next};
 use crate::diag::Severity;
 
 /// One reconcile of one ServiceSet, with its metrics.
-pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action, ReconcileError> {
+pub async fn reconcile(obj: Arc<CachedSet>, ctx: Arc<Ctx>) -> Result<Action, ReconcileError> {
     let started = Instant::now();
     let result = reconcile_once(&obj, &ctx).await;
     if let Ok(next) = &result {
@@ -72,7 +72,7 @@ pub async fn reconcile(obj: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action,
 }
 
 /// Gather → plan → apply.
-pub async fn reconcile_once(obj: &DynamicObject, ctx: &Ctx) -> Result<Next, ReconcileError> {
+pub async fn reconcile_once(obj: &CachedSet, ctx: &Ctx) -> Result<Next, ReconcileError> {
     // No decision from a half-filled cache (immediate once the caches are synced).
     // (`Store::wait_until_ready` wakes one waiter only; the run loop is that one.)
     leader::stopped(&mut ctx.synced.clone()).await;
@@ -100,7 +100,7 @@ fn log_findings(set: &Value, plan: &adapter::Plan) {
 /// Retries: a conflict soon (someone else wrote in between: read again), other errors with
 /// an exponential backoff per ServiceSet ([`super::RetryDelays`]: `--min-retry-delay`,
 /// `--max-retry-delay`).
-pub fn error_policy(obj: Arc<DynamicObject>, err: &ReconcileError, ctx: Arc<Ctx>) -> Action {
+pub fn error_policy(obj: Arc<CachedSet>, err: &ReconcileError, ctx: Arc<Ctx>) -> Action {
     let uid = obj.metadata.uid.clone().unwrap_or_default();
     let mut failures = ctx.failures.lock().unwrap_or_else(|e| e.into_inner());
     let n = failures.entry(uid).or_insert(0);

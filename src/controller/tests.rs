@@ -3,22 +3,19 @@
 //! each expected call is awaited with a 1 s timeout and answered; any other call fails the
 //! test). The fake-server tests (tests/run_adapter.rs) cover whole runs over HTTP.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response};
 use kube::Client;
-use kube::api::DynamicObject;
-use kube::runtime::reflector::store::Writer;
-use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::Options;
-use super::cache::TextCache;
+use super::cached::CachedSet;
+use super::caches::Caches;
 use super::context::{Ctx, Kinds, ReconcileError};
 use super::reconcile::reconcile_once;
 use super::written::Written;
@@ -87,10 +84,6 @@ fn mock_client() -> (Client, ApiServer) {
     (Client::new(service, NS), ApiServer { calls })
 }
 
-fn dynamic(v: Value) -> DynamicObject {
-    serde_json::from_value(v).unwrap()
-}
-
 fn smp() -> Value {
     json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "StateManagementProvider",
         "metadata": {"name": "ksm-flux", "uid": "smp-uid"},
@@ -130,44 +123,33 @@ fn helm_release(set: &Value) -> Value {
 
 fn ctx(client: Client, helm_releases: &[Value]) -> Ctx {
     let kinds = Kinds::new();
-    let mut smps = Writer::<DynamicObject>::new(kinds.smp.clone());
-    smps.apply_watcher_event(&Event::Apply(dynamic(smp())));
-    let mut templates = Writer::<DynamicObject>::new(kinds.template.clone());
-    templates.apply_watcher_event(&Event::Apply(dynamic(template())));
-    let hrs = TextCache::new(kinds.helm_release.clone());
-    for hr in helm_releases {
-        hrs.apply(&Event::Apply(dynamic(hr.clone())));
-    }
+    let caches = Caches::of(&kinds, "ksm-flux", &[smp()], &[template()], helm_releases);
     let (_, synced) = tokio::sync::watch::channel(true);
-    Ctx {
-        client: client.clone(),
-        opts: Options {
-            provider: "ksm-flux".into(),
-            leader_elect: false,
-            lease_namespace: None,
-            lease_name: None,
-            bind: "127.0.0.1:0".parse().unwrap(),
-            source_timeout: Duration::from_secs(600),
-            resync: Duration::ZERO,
-            concurrency: 1,
-            retry: super::RetryDelays::default(),
-            json_logs: false,
-            shard: None,
-            watch_timeout: Duration::from_secs(290),
-        },
-        smps: smps.as_reader(),
-        sets: Writer::<DynamicObject>::new(kinds.service_set.clone()).as_reader(),
-        templates: templates.as_reader(),
-        helm_releases: hrs,
-        kustomizations: TextCache::new(kinds.kustomization.clone()),
+    let opts = Options {
+        provider: "ksm-flux".into(),
+        leader_elect: false,
+        lease_namespace: None,
+        lease_name: None,
+        bind: "127.0.0.1:0".parse().unwrap(),
+        source_timeout: Duration::from_secs(600),
+        resync: Duration::ZERO,
+        concurrency: 1,
+        retry: super::RetryDelays::default(),
+        json_logs: false,
+        shard: None,
+        watch_timeout: Duration::from_secs(290),
+    };
+    let metrics = Arc::new(super::Metrics::default());
+    let written = Arc::new(Written::default());
+    Ctx::new(
+        client,
         kinds,
-        written: Arc::new(Written::default()),
-        claims: Arc::new(super::claims::ClaimIndex::new("ksm-flux")),
+        opts,
+        &Arc::new(caches),
+        written,
         synced,
-        failures: Mutex::new(HashMap::new()),
-        metrics: Arc::new(super::Metrics::default()),
-        recorder: kube::runtime::events::Recorder::new(client, super::context::reporter()),
-    }
+        &metrics,
+    )
 }
 
 /// The status the adapter computes for `set` with `live` Flux objects (as a previous
@@ -193,7 +175,8 @@ fn status_of(set: &Value, live: &[Value]) -> Value {
 }
 
 async fn reconcile(ctx: &Ctx, set: &Value) -> Result<adapter::Next, ReconcileError> {
-    reconcile_once(&dynamic(set.clone()), ctx).await
+    let cached: CachedSet = serde_json::from_value(set.clone()).expect("a ServiceSet");
+    reconcile_once(&cached, ctx).await
 }
 
 #[tokio::test]

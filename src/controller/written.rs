@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::cache::Packer;
+use super::compact::{Packed, Packer};
 use crate::api::Object;
 
 /// How long the reply of a write that created an object may stand in for a cache that does not
@@ -52,7 +52,7 @@ fn rv(v: &Value) -> &str {
 struct Entry {
     /// The reply as JSON text, compressed (at the peak of a converge, thousands of replies
     /// wait for the caches), parsed when a reconcile reads it.
-    packed: Box<[u8]>,
+    packed: Packed,
     uid: Box<str>,
     version: Box<str>,
     /// Versions of the object known to be older than `object` (never compared by order).
@@ -84,8 +84,8 @@ impl Entries {
         self.deleted.retain(|_, (_, at)| at.elapsed() < WRITTEN_TTL);
     }
 
-    fn unpack(&self, kind: &str, packed: &[u8]) -> Option<Value> {
-        self.packers.get(kind)?.unpack(packed)
+    fn unpack(&self, kind: &str, packed: &Packed) -> Option<Value> {
+        self.packers.get(kind)?.unpack(packed).ok()
     }
 
     #[cfg(test)]
