@@ -17,12 +17,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "core/drift.rs",
         "compares a rendered object with its live copy, field by field, whatever they are",
     ),
-    ("controller/watch.rs", "being rewritten (issue 28, item 1)"),
-    ("controller/cache.rs", "being rewritten (issue 28, item 1)"),
-    (
-        "controller/written.rs",
-        "being rewritten (issue 28, item 1)",
-    ),
 ];
 
 /// The field reads the rule forbids outside `api`, as they appear in the source.

@@ -65,8 +65,8 @@ impl CachedSet {
     pub fn to_json(&self, ar: &ApiResource) -> Value {
         let mut v = json!({"apiVersion": ar.api_version, "kind": ar.kind,
             "metadata": self.metadata, "spec": self.spec()});
-        if let Some(status) = self.status() {
-            v["status"] = status;
+        if let (Some(status), Some(object)) = (self.status(), v.as_object_mut()) {
+            object.insert("status".into(), status);
         }
         v
     }
