@@ -671,6 +671,11 @@ impl Kind {
     pub fn is(&self, api_version: &str, kind: &str) -> bool {
         self.kind == kind && self.api_version == api_version
     }
+
+    /// Whether `api_version`/`kind` name this kind at any version of its group.
+    pub fn is_any_version(&self, api_version: &str, kind: &str) -> bool {
+        self.kind == kind && self.group == group_of(api_version)
+    }
 }
 
 #[cfg(test)]

@@ -103,7 +103,7 @@ pub const SVELTOS: ProviderApi = ProviderApi {
         listed(&kinds::CLUSTER_CONFIGURATION, true),
         listed(&kinds::SVELTOS_CLUSTER, true),
         listed(&kinds::CAPI_CLUSTER, false),
-        listed(&kinds::CLUSTER_DEPLOYMENT, false),
+        // The ClusterDeployments are among kcm's kinds; their Credentials here.
         listed(&kinds::CREDENTIAL, false),
     ],
     selected: &[Selected {

@@ -226,11 +226,10 @@ impl Provider {
             .iter()
             .filter(|o| {
                 let o = crate::api::Object(o);
-                let group = kinds::group_of(o.api_version());
                 // Any version: the translation reads what the user saved.
                 self.inputs
                     .iter()
-                    .any(|k| k.kind == o.kind() && k.group == group)
+                    .any(|k| k.is_any_version(o.api_version(), o.kind()))
             })
             .cloned()
             .collect()

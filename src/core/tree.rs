@@ -150,10 +150,7 @@ pub fn tree(objects: &[Value], report: &Report, options: &Options) -> Tree {
     let of_kind = |kind: &kinds::Kind| -> Vec<&Value> {
         objects
             .iter()
-            .filter(|o| {
-                let o = Object(o);
-                o.kind() == kind.kind && kinds::group_of(o.api_version()) == kind.group
-            })
+            .filter(|o| kind.is_any_version(Object(o).api_version(), Object(o).kind()))
             .collect()
     };
     let in_namespace =
@@ -314,13 +311,11 @@ fn mcs_node(mcs: ServiceSource, cds: &[&Value], sets: &HashMap<(&str, &str), &Va
     };
     let mut targets = Vec::new();
     let mut not_matched = Vec::new();
-    for cd in cds {
+    // No selector (or an empty one): no ClusterDeployment to match or pass over.
+    for (cd, sel) in cds.iter().filter_map(|cd| Some((cd, selector.as_ref()?))) {
         let (ns, cd_name) = (Object(cd).namespace(), Object(cd).name());
         let labels = Object(cd).labels();
         let get = |k: &str| labels.get(k).and_then(Value::as_str);
-        let Some(sel) = &selector else {
-            continue;
-        };
         match sel.requirements().iter().find(|r| !r.matches(&get)) {
             None => targets.push(target(
                 cluster_label(ns, cd_name),

@@ -97,7 +97,7 @@ impl Doctor<'_, '_> {
             ServiceType::Resource => format!("{} feature Resources", s.summary_disp),
         });
         if s.mapped.why == Why::Conflict {
-            view.owner = Some(self.conflict_owner(&s).service_set);
+            view.owner = Some(self.release_owner_of(&s).service_set);
         }
         let words = self
             .mapped(&s, ctx)
@@ -190,14 +190,14 @@ impl Doctor<'_, '_> {
     }
 
     /// Who manages the Helm release a service conflicts on, from Sveltos's message.
-    fn conflict_owner(&self, s: &SummaryService) -> ReleaseOwner {
+    fn release_owner_of(&self, s: &SummaryService) -> ReleaseOwner {
         let owner = conflict_owner(&s.mapped.message).unwrap_or("?");
         self.summary_owner(s.summary.meta().namespace(), owner)
     }
 
     /// Another ClusterSummary manages the Helm release: its owner and both tiers.
     fn helm_conflict(&self, s: &SummaryService) -> Words {
-        let owner = self.conflict_owner(s);
+        let owner = self.release_owner_of(s);
         findings::helm_conflict(
             &s.label,
             s.release,
