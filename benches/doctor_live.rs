@@ -467,7 +467,7 @@ fn measure(
     bin: &Path,
     kubectl: &str,
     dir: &Path,
-) -> (Sized, Server, PathBuf) {
+) -> (Sized, Server, PathBuf, Vec<Value>) {
     let (objects, crd_dirs) = if default_provider() {
         (
             sveltos::populate(sets),
@@ -479,7 +479,8 @@ fn measure(
     let start = Instant::now();
     let server = Server::start(crd_dirs, &objects);
     let seed_time = start.elapsed();
-    let objects = objects.len();
+    let seeded = objects;
+    let objects = seeded.len();
     eprintln!(
         "[{sets}] seeded {objects} objects in {:.1} s",
         seed_time.as_secs_f64()
@@ -545,7 +546,86 @@ fn measure(
         },
         server,
         kubeconfig,
+        seeded,
     )
+}
+
+/// Times what reads a dump of the fleet instead of the server (`--from`, the objects as one
+/// JSON List): doctor, tree, and trace from a ServiceSet and from a release (which looks at
+/// every ServiceSet). `runs` timed runs each after an untimed one; each output is checked.
+fn from_dump(objects: &[Value], sets: usize, bin: &Path, runs: usize, dir: &Path) {
+    let dump = dir.join(format!("dump-{sets}.json"));
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects});
+    std::fs::write(&dump, serde_json::to_vec(&list).unwrap()).unwrap();
+    let bytes = std::fs::metadata(&dump).map_or(0, |m| m.len());
+    let first = &objects
+        .iter()
+        .find(|o| o["kind"] == "ServiceSet")
+        .expect("a ServiceSet")["metadata"];
+    let set = format!("serviceset/{}", first["name"].as_str().unwrap());
+    let ns = first["namespace"].as_str().unwrap().to_string();
+    let release = format!("{}/{}", service_name(0), service_name(0));
+    let commands: Vec<(&str, Vec<String>, usize)> = vec![
+        (
+            "doctor -A -o json",
+            vec!["doctor".into(), "-A".into(), "-o".into(), "json".into()],
+            0,
+        ),
+        ("tree -A", vec!["tree".into(), "-A".into()], 0),
+        (
+            "tree -A -o json",
+            vec!["tree".into(), "-A".into(), "-o".into(), "json".into()],
+            0,
+        ),
+        (
+            "trace serviceset/NAME -n NS -o json",
+            vec![
+                "trace".into(),
+                set,
+                "-n".into(),
+                ns,
+                "-o".into(),
+                "json".into(),
+            ],
+            SERVICES,
+        ),
+        (
+            "trace --release NS/NAME -o json",
+            vec![
+                "trace".into(),
+                "--release".into(),
+                release,
+                "-o".into(),
+                "json".into(),
+            ],
+            sets,
+        ),
+    ];
+    println!();
+    println!(
+        "## From a dump of {sets} ServiceSets × {SERVICES} ({} objects, {:.1} MB JSON): {runs} timed runs each, median (all runs in s)",
+        objects.len(),
+        bytes as f64 / 1e6
+    );
+    println!();
+    println!("| command | wall |");
+    println!("|---|---:|");
+    for (label, args, traced) in commands {
+        let mut cmd = Command::new(bin);
+        cmd.args(&args).arg("--from").arg(&dump).env_clear();
+        let out = run(&mut cmd);
+        if traced > 0 {
+            let doc: Value = serde_json::from_slice(&out.stdout).expect("trace JSON");
+            let n = doc["services"].as_array().map_or(0, Vec::len);
+            assert_eq!(n, traced, "{label}: services traced");
+        }
+        let times: Vec<Duration> = (0..runs).map(|_| run(&mut cmd).wall).collect();
+        println!(
+            "| `{label}` | {} ({}) |",
+            secs(median(times.clone())),
+            list_secs(&times)
+        );
+    }
 }
 
 fn build_release() -> PathBuf {
@@ -598,9 +678,10 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("ksm-bench-doctor-live-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
 
-    let (small, small_server, _) = measure(&t, small_sets, runs, &bin, &kubectl, &dir);
+    let (small, small_server, _, _) = measure(&t, small_sets, runs, &bin, &kubectl, &dir);
     drop(small_server);
-    let (big, big_server, big_kubeconfig) = measure(&t, big_sets, runs, &bin, &kubectl, &dir);
+    let (big, big_server, big_kubeconfig, big_objects) =
+        measure(&t, big_sets, runs, &bin, &kubectl, &dir);
 
     println!();
     println!(
@@ -697,6 +778,9 @@ fn main() {
             if ratio <= goal { "met" } else { "NOT met" }
         );
     }
+
+    from_dump(&big_objects, big_sets, &bin, runs, &dir);
+    drop(big_objects);
 
     if std::env::var("KSM_BENCH_HOLD").is_ok_and(|v| v == "1") {
         eprintln!(

@@ -42,6 +42,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Compare the rendered objects with the live ones: exit 1 on drift, as `flux diff`')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Diagnose stuck or failed services: SMP → ServiceSet → Profile or Flux object → source')
             [CompletionResult]::new('tree', 'tree', [CompletionResultType]::ParameterValue, 'The fleet as a tree: MultiClusterServices and the clusters they match, each cluster''s ServiceSets and their services')
+            [CompletionResult]::new('trace', 'trace', [CompletionResultType]::ParameterValue, 'Who deployed a release or Flux object, from which template, and why it is in its state: provider object → ServiceSet → ClusterDeployment or MultiClusterService → ServiceTemplate')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out')
             [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version, git commit and build date')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, powershell)')
@@ -206,7 +207,32 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             break
         }
         'kubectl-ksm;tree' {
-            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Draw saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'The time to judge ages against (RFC 3339); default: now, or for a bundle saved with doctor --save the time it was captured')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log level, as kubectl''s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log level, as kubectl''s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'How long to wait for one request: seconds, or a duration (30, 30s, 1m); 0 waits forever [default: 60s, the API server''s own limit for a get or a list]')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'User to impersonate for the requests (e.g. the SMP''s service account, system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate (repeat for several); needs --as')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Every namespace (the default for a dump; live, the default is the context''s namespace, as with kubectl)')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Every namespace (the default for a dump; live, the default is the context''s namespace, as with kubectl)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-ksm;trace' {
+            [CompletionResult]::new('--release', '--release', [CompletionResultType]::ParameterName, 'Only the service deployed as this release: [NAMESPACE/]NAME, a Helm release''s namespace and name on the cluster (for Kustomize and Resources services, the service''s)')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'Only services deployed to this cluster: a ClusterDeployment ([NAMESPACE/]NAME), or `management` for self-management')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'The time to judge ages against (RFC 3339); default: now, or for a bundle saved with doctor --save the time it was captured')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')

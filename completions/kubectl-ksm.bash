@@ -46,6 +46,9 @@ _kubectl__ksm() {
             kubectl__ksm,run)
                 cmd="kubectl__ksm__subcmd__run"
                 ;;
+            kubectl__ksm,trace)
+                cmd="kubectl__ksm__subcmd__trace"
+                ;;
             kubectl__ksm,tree)
                 cmd="kubectl__ksm__subcmd__tree"
                 ;;
@@ -59,7 +62,7 @@ _kubectl__ksm() {
 
     case "${cmd}" in
         kubectl__ksm)
-            opts="-v -n -h -V --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version lint eval check render diff doctor tree run version completion generate __complete"
+            opts="-v -n -h -V --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version lint eval check render diff doctor tree trace run version completion generate __complete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -847,6 +850,84 @@ _kubectl__ksm() {
                     ;;
                 --watch-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --as-group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__ksm__subcmd__trace)
+            opts="-A -o -v -n -h -V --release --cluster --from --all-namespaces --now --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --release)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "human json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "human json yaml" -- "${cur}"))
                     return 0
                     ;;
                 --color)

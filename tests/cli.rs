@@ -944,3 +944,62 @@ fn tree_of_the_management_cluster_and_of_a_missing_object() {
     assert_cmd_snapshot!(tree_of_mcs_fixture(&["mcs/nope"]));
     assert_cmd_snapshot!(tree_of_mcs_fixture(&["helmrelease/x"]));
 }
+
+/// `trace` on a doctor fixture, judged at the fixtures' time.
+fn trace_of(case: &str, extra: &[&str]) -> Command {
+    let mut cmd = ksm();
+    cmd.args(["trace"]).args(extra).args([
+        "--now",
+        "2026-11-21T12:00:00Z",
+        "--from",
+        &format!("testdata/doctor/{case}/dump.yaml"),
+    ]);
+    cmd
+}
+
+#[test]
+fn trace_follows_a_flux_object_up_to_its_template() {
+    assert_cmd_snapshot!(trace_of(
+        "helmrelease-stalled",
+        &["helmrelease/dev-cluster-cert-manager", "-n", "kcm-system"]
+    ));
+}
+
+#[test]
+fn trace_finds_a_release_on_a_cluster_in_every_serviceset_that_claims_it() {
+    assert_cmd_snapshot!(trace_of(
+        "sveltos-conflict",
+        &[
+            "--release",
+            "ingress-nginx/ingress-nginx",
+            "--cluster",
+            "cld/kcm-system/dev-cluster"
+        ]
+    ));
+}
+
+#[test]
+fn trace_of_a_cluster_summary_as_json_and_a_serviceset_as_yaml() {
+    assert_cmd_snapshot!(trace_of(
+        "sveltos-healthy-mcs-on-cd",
+        &[
+            "clustersummary/p--dev-cluster-1a2b3c4d-capi-dev-cluster",
+            "--release",
+            "ingress-nginx",
+            "-o",
+            "json"
+        ]
+    ));
+    assert_cmd_snapshot!(trace_of(
+        "kustomization-build-failed",
+        &["serviceset/dev-cluster", "-o", "yaml"]
+    ));
+}
+
+#[test]
+fn trace_says_why_it_cannot_start() {
+    assert_cmd_snapshot!(trace_of("healthy", &["hr/nope"]));
+    assert_cmd_snapshot!(trace_of("healthy", &["cld/dev-cluster"]));
+    assert_cmd_snapshot!(trace_of("healthy", &["--release", "x/y"]));
+    assert_cmd_snapshot!(trace_of("healthy", &[]));
+}

@@ -131,7 +131,7 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
     let reader = doctor_user(api);
     let cases = cases();
     assert!(cases.len() >= 50, "only {} doctor cases", cases.len());
-    let (mut flux, mut sveltos, mut providers, mut targets) = (0, 0, 0, 0);
+    let (mut flux, mut sveltos, mut providers, mut targets, mut traced) = (0, 0, 0, 0, 0);
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
         let dump = case.join("dump.yaml");
@@ -152,6 +152,7 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
             assert_eq!(code, want_code, "{name}: exit codes as {who}");
         }
         targets += tree_agrees(&reader, &name, &dump);
+        traced += trace_agrees(&reader, &name, &dump, &want);
         providers += check_agrees(api, &name, &dump);
         for set in want["serviceSets"].as_array().unwrap() {
             match set["translation"].as_str() {
@@ -171,6 +172,7 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
         targets >= 5,
         "tree compared on {targets} MultiClusterService targets"
     );
+    assert!(traced >= 100, "trace compared on {traced} services");
     // Unloaded: nothing of the last case is left for the next test.
     let left = api.kubectl(&[
         "get",
@@ -217,6 +219,48 @@ fn tree_agrees(user: &User, case: &str, dump: &Path) -> usize {
         .iter()
         .map(|m| m["targets"].as_array().unwrap().len())
         .sum()
+}
+
+/// `trace serviceset/NAME` live (as a user bound to doctor's role, the dump loaded) against
+/// the same from the dump, for every ServiceSet of doctor's report: the same document.
+/// Returns the number of services traced.
+fn trace_agrees(user: &User, case: &str, dump: &Path, report: &Value) -> usize {
+    let json = |out: Output| -> Value {
+        assert!(
+            out.status.success(),
+            "{case}: trace: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{case}: trace -o json: {e}"))
+    };
+    let mut traced = 0;
+    for set in report["serviceSets"].as_array().unwrap() {
+        let (ns, name) = (
+            set["namespace"].as_str().unwrap(),
+            set["name"].as_str().unwrap(),
+        );
+        if set["services"].as_array().is_none_or(|s| s.is_empty()) {
+            continue;
+        }
+        let start = format!("serviceset/{name}");
+        let args = ["trace", &start, "-n", ns, "--now", NOW, "-o", "json"];
+        let live = json(user.ksm().args(args).output().unwrap());
+        let saved = json(
+            Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+                .args(args)
+                .arg("--from")
+                .arg(dump)
+                .env_clear()
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(
+            live, saved,
+            "{case}: trace {start} live (left) and from the dump (right)"
+        );
+        traced += saved["services"].as_array().unwrap().len();
+    }
+    traced
 }
 
 /// `check` live (as the admin, the dump loaded) against `check DUMP --objects DUMP`: every

@@ -55,6 +55,8 @@ pub const KCM: &[Listed] = &[
     listed(&kinds::MULTI_CLUSTER_SERVICE, true),
     // The clusters the ServiceSets deploy to (`tree`), whose Credentials Sveltos's chain reads.
     listed(&kinds::CLUSTER_DEPLOYMENT, false),
+    // The chains that list a service's template and its upgrades (`trace`).
+    listed(&kinds::SERVICE_TEMPLATE_CHAIN, false),
 ];
 
 /// Flux sources, which may be referenced across namespaces.

@@ -144,6 +144,7 @@ mod tests {
                 "diff",
                 "doctor",
                 "tree",
+                "trace",
                 "run",
                 "version",
                 "completion"

@@ -138,6 +138,24 @@ pub(super) struct Snapshot {
     pub captured: Option<chrono::DateTime<chrono::Utc>>,
 }
 
+/// Where tree, trace and wait read objects: the cluster, or saved objects; the namespaces;
+/// the time ages are judged at.
+#[derive(Debug, clap::Args)]
+pub struct ObjectsArgs {
+    /// Read saved objects instead of the cluster: files or directories of
+    /// `kubectl get ... -o yaml` output or `doctor --save` bundles
+    #[arg(long = "from", value_name = "PATH", num_args = 1..)]
+    pub from: Vec<PathBuf>,
+    /// Every namespace (the default for a dump; live, the default is the context's
+    /// namespace, as with kubectl)
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// The time to judge ages against (RFC 3339); default: now, or for a bundle saved with
+    /// doctor --save the time it was captured
+    #[arg(long, value_name = "TIME")]
+    pub now: Option<chrono::DateTime<chrono::Utc>>,
+}
+
 /// The objects of the cluster, or of the saved files `from` when there are any; Secret data
 /// removed either way.
 pub(super) fn snapshot(

@@ -16,6 +16,7 @@ pub mod lint_config;
 pub mod logs;
 pub mod render;
 pub mod run;
+pub mod trace;
 pub mod tree;
 pub mod version;
 
@@ -179,6 +180,10 @@ pub enum Command {
     /// The fleet as a tree: MultiClusterServices and the clusters they match, each cluster's
     /// ServiceSets and their services
     Tree(tree::TreeArgs),
+    /// Who deployed a release or Flux object, from which template, and why it is in its
+    /// state: provider object → ServiceSet → ClusterDeployment or MultiClusterService →
+    /// ServiceTemplate
+    Trace(trace::TraceArgs),
     /// Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out
     Run(run::RunArgs),
     /// Print the version, git commit and build date
@@ -337,6 +342,7 @@ pub fn run(
         Command::Diff(a) => diff::run(a, g, &mut io),
         Command::Doctor(a) => doctor::run(a, g, &mut io),
         Command::Tree(a) => tree::run(a, g, &mut io),
+        Command::Trace(a) => trace::run(a, g, &mut io),
         Command::Run(a) => run::run(a, g, &mut io),
         Command::Version(a) => version::run(a, &mut io),
         Command::Completion(a) => completion::run(a, &mut io),

@@ -1,11 +1,9 @@
 //! `kubectl ksm tree`: the fleet as a tree, live or from a saved dump (the objects doctor
 //! reads, drawn from the MultiClusterServices down to each service).
 
-use std::path::PathBuf;
-
 use clap::Args;
 
-use super::doctor::{Snapshot, snapshot};
+use super::doctor::{ObjectsArgs, Snapshot, snapshot};
 use super::{CliError, CliResult, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use crate::api::kinds;
 use crate::core::doctor::{self, Options};
@@ -31,18 +29,8 @@ pub struct TreeArgs {
     /// serviceset/NAME (kubectl's resource names and short names: cld, mcs); all when none
     #[arg(value_name = "KIND/NAME", value_parser = focus_arg)]
     pub focus: Option<Focus>,
-    /// Draw saved objects instead of the cluster: files or directories of
-    /// `kubectl get ... -o yaml` output or `doctor --save` bundles
-    #[arg(long = "from", value_name = "PATH", num_args = 1..)]
-    pub from: Vec<PathBuf>,
-    /// Every namespace (the default for a dump; live, the default is the context's
-    /// namespace, as with kubectl)
-    #[arg(short = 'A', long)]
-    pub all_namespaces: bool,
-    /// The time to judge ages against (RFC 3339); default: now, or for a bundle saved with
-    /// doctor --save the time it was captured
-    #[arg(long, value_name = "TIME")]
-    pub now: Option<chrono::DateTime<chrono::Utc>>,
+    #[command(flatten)]
+    pub objects: ObjectsArgs,
     /// Output format
     #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
     pub output: OutputFormat,
@@ -84,13 +72,17 @@ pub fn run(args: &TreeArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         namespace,
         unread,
         captured,
-    } = snapshot(&args.from, args.all_namespaces, global, io)?;
+    } = snapshot(&args.objects.from, args.objects.all_namespaces, global, io)?;
     // A MultiClusterService is cluster-scoped: naming one looks at its clusters everywhere.
     let namespace = match args.focus {
         Some(Focus::MultiClusterService(_)) => None,
         _ => namespace,
     };
-    let now = args.now.or(captured).unwrap_or_else(chrono::Utc::now);
+    let now = args
+        .objects
+        .now
+        .or(captured)
+        .unwrap_or_else(chrono::Utc::now);
     let report = doctor::diagnose(
         &objects,
         &Options {

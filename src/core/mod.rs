@@ -34,4 +34,5 @@ pub mod render;
 pub mod schema;
 pub mod secret;
 pub mod state;
+pub mod trace;
 pub mod tree;

@@ -17,6 +17,7 @@ pub mod pretty;
 pub mod render;
 pub mod sarif;
 pub mod stream;
+pub mod trace;
 pub mod tree;
 pub mod yaml;
 
@@ -41,6 +42,25 @@ pub fn envelope(kind: &str, body: Value) -> Value {
         m.extend(b);
     }
     Value::Object(m)
+}
+
+/// A report (`envelope` of `kind` around `report`'s keys) written as pretty JSON or YAML, as
+/// `-o json` and `-o yaml` print the documents of tree and trace.
+pub fn write_report(
+    out: &mut dyn std::io::Write,
+    kind: &str,
+    report: &impl serde::Serialize,
+    yaml: bool,
+) -> std::io::Result<()> {
+    let doc = envelope(kind, serde_json::to_value(report).unwrap_or(Value::Null));
+    if yaml {
+        let mut text = String::new();
+        self::yaml::write_document(&doc, &mut text);
+        out.write_all(text.as_bytes())
+    } else {
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        writeln!(out)
+    }
 }
 
 /// `1 object`, `2 objects`: a count with its noun, singular or plural as English wants.

@@ -4,27 +4,15 @@
 
 use std::io::{self, Write};
 
-use serde_json::Value;
-
 use super::eval::Paint;
-use super::{envelope, yaml};
 use crate::core::tree::{ServiceNode, SetNode, Tree};
 
-/// The document of `-o json` and `-o yaml`.
-pub fn document(t: &Tree) -> Value {
-    let body = serde_json::to_value(t).unwrap_or(Value::Null);
-    envelope("Tree", body)
-}
-
 pub fn json(out: &mut dyn Write, t: &Tree) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &document(t))?;
-    writeln!(out)
+    super::write_report(out, "Tree", t, false)
 }
 
 pub fn yaml(out: &mut dyn Write, t: &Tree) -> io::Result<()> {
-    let mut text = String::new();
-    yaml::write_document(&document(t), &mut text);
-    out.write_all(text.as_bytes())
+    super::write_report(out, "Tree", t, true)
 }
 
 /// The branch and the continuation of the item `i` of `n`.

@@ -459,6 +459,10 @@ impl<'a> ServiceSource<'a> {
     pub fn service_views(self) -> impl Iterator<Item = Service<'a>> {
         self.services().iter().map(Service)
     }
+    /// A ClusterDeployment's `spec.template` (its ClusterTemplate).
+    pub fn cluster_template(self) -> &'a str {
+        str_at(self.0, "/spec/template")
+    }
     /// A ClusterDeployment's `spec.credential`.
     pub fn credential(self) -> &'a str {
         str_at(self.0, "/spec/credential")

@@ -91,6 +91,35 @@ impl<'a> ServiceTemplate<'a> {
     pub fn chart_spec_version(self) -> &'a str {
         str_at(self.0, "/spec/helm/chartSpec/version")
     }
+    /// `status.chartVersion`: the chart version kcm found ("" when unset).
+    pub fn status_chart_version(self) -> &'a str {
+        str_at(self.0, "/status/chartVersion")
+    }
+    /// `spec.helm.chartSpec.chart` ("" when unset).
+    pub fn chart_spec_chart(self) -> &'a str {
+        str_at(self.0, "/spec/helm/chartSpec/chart")
+    }
+    /// `spec.helm.chartSpec.sourceRef` (None when absent or not an object).
+    pub fn chart_spec_source_ref(self) -> Option<ObjectRef<'a>> {
+        self.0
+            .pointer("/spec/helm/chartSpec/sourceRef")
+            .filter(|r| r.is_object())
+            .map(ObjectRef)
+    }
+    /// `spec.helm.chartRef`: an existing HelmChart or OCIRepository (None when absent).
+    pub fn chart_ref(self) -> Option<ObjectRef<'a>> {
+        self.0
+            .pointer("/spec/helm/chartRef")
+            .filter(|r| r.is_object())
+            .map(ObjectRef)
+    }
+    /// `spec.helm.chartSource` (None when absent or not an object).
+    pub fn chart_source(self) -> Option<TemplateSource<'a>> {
+        self.0
+            .pointer("/spec/helm/chartSource")
+            .filter(|r| r.is_object())
+            .map(TemplateSource)
+    }
     /// `spec.helm.chartSpec` (None when absent or not an object).
     pub fn chart_spec(self) -> Option<&'a Value> {
         self.0
@@ -153,6 +182,21 @@ impl<'a> TemplateSource<'a> {
     }
     pub fn path(self) -> &'a str {
         str_at(self.0, "/path")
+    }
+    /// The kind of source `remoteSourceSpec` makes (`git`, `oci`, `bucket`) and its URL (or
+    /// a bucket's endpoint and name), as written.
+    pub fn remote_source(self) -> Option<(&'a str, String)> {
+        let spec = self.remote_source_spec()?.as_object()?;
+        let (kind, body) = spec.iter().find(|(_, v)| v.is_object())?;
+        let url = match kind.as_str() {
+            "bucket" => format!(
+                "{}/{}",
+                str_at(body, "/endpoint"),
+                str_at(body, "/bucketName")
+            ),
+            _ => str_at(body, "/url").to_string(),
+        };
+        Some((kind.as_str(), url))
     }
     /// `deploymentType`: `Local` or `Remote` ("" when unset).
     pub fn deployment_type(self) -> &'a str {
