@@ -44,6 +44,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "diff" -d 'C
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "doctor" -d 'Diagnose stuck or failed services: SMP → ServiceSet → Profile or Flux object → source'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "tree" -d 'The fleet as a tree: MultiClusterServices and the clusters they match, each cluster\'s ServiceSets and their services'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "trace" -d 'Who deployed a release or Flux object, from which template, and why it is in its state: provider object → ServiceSet → ClusterDeployment or MultiClusterService → ServiceTemplate'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "wait" -d 'Wait until every service of a ClusterDeployment, MultiClusterService or ServiceSet is deployed: exit 0, 1 on a failure that will not heal, 3 on timeout'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "run" -d 'Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "version" -d 'Print the version, git commit and build date'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish, powershell)'
@@ -214,6 +215,23 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand trace" -l as-gro
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand trace" -s A -l all-namespaces -d 'Every namespace (the default for a dump; live, the default is the context\'s namespace, as with kubectl)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand trace" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l for -d 'The condition: `deployed`, every service Deployed' -r -f -a "deployed\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l timeout -d 'How long to wait at most (Go duration: 90s, 10m, 1h)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l from -d 'Read saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l now -d 'The time to judge ages against (RFC 3339); default: now, or for a bundle saved with doctor --save the time it was captured' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -s v -l v -d 'Log level, as kubectl\'s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -s n -l namespace -d 'The namespace (default: the context\'s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l request-timeout -d 'How long to wait for one request: seconds, or a duration (30, 30s, 1m); 0 waits forever [default: 60s, the API server\'s own limit for a get or a list]' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l as -d 'User to impersonate for the requests (e.g. the SMP\'s service account, system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -l as-group -d 'Group to impersonate (repeat for several); needs --as' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -s A -l all-namespaces -d 'Every namespace (the default for a dump; live, the default is the context\'s namespace, as with kubectl)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -s h -l help -d 'Print help'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand wait" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l provider -d 'The StateManagementProvider this adapter serves' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l leader-election-namespace -d 'Namespace of the Lease (default: POD_NAMESPACE, then the context\'s namespace)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l leader-election-id -d 'Name of the Lease (default: kubectl-ksm-<provider>)' -r

@@ -1003,3 +1003,39 @@ fn trace_says_why_it_cannot_start() {
     assert_cmd_snapshot!(trace_of("healthy", &["--release", "x/y"]));
     assert_cmd_snapshot!(trace_of("healthy", &[]));
 }
+
+/// `wait` on a doctor fixture, judged once (a dump does not change).
+fn wait_on(case: &str, target: &str) -> Command {
+    let mut cmd = ksm();
+    cmd.args([
+        "wait",
+        target,
+        "-n",
+        "kcm-system",
+        "--now",
+        "2026-11-21T12:00:00Z",
+        "--from",
+    ])
+    .arg(format!("testdata/doctor/{case}/dump.yaml"));
+    cmd
+}
+
+#[test]
+fn wait_on_a_dump_gives_each_outcome_its_exit_code() {
+    // Deployed (0); a failure that will not heal (1); not deployed (3); not there (2).
+    assert_cmd_snapshot!(wait_on("healthy", "serviceset/dev-cluster"));
+    assert_cmd_snapshot!(wait_on("sveltos-conflict", "serviceset/dev-cluster"));
+    assert_cmd_snapshot!(wait_on(
+        "service-stuck-provisioning",
+        "serviceset/dev-cluster"
+    ));
+    assert_cmd_snapshot!(wait_on("healthy", "cld/nope"));
+}
+
+#[test]
+fn wait_on_a_cluster_and_a_multiclusterservice_names_what_kcm_has_not_written() {
+    let mut cmd = wait_on("sveltos-mcs-dependency-waiting", "cld/dev-cluster");
+    cmd.arg("testdata/tree/more-clusters.yaml");
+    assert_cmd_snapshot!(cmd);
+    assert_cmd_snapshot!(wait_on("sveltos-mcs-dependency-waiting", "mcs/apps"));
+}

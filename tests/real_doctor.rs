@@ -474,12 +474,13 @@ fn the_documented_role_grants_exactly_what_doctor_reads() {
         }
     }
     granted.sort();
-    // What doctor reads: get and list on every kind it lists, the health-rule ConfigMaps
-    // and the Secrets' names (lists), the SMPs' Deployments and provisioner CRDs (gets).
+    // What doctor reads: get and list on every kind it lists (and watch: wait watches
+    // them), the health-rule ConfigMaps and the Secrets' names (lists), the SMPs'
+    // Deployments and provisioner CRDs (gets).
     let mut reads: Vec<(String, String, String)> = Vec::new();
     for listed in kubectl_ksm::core::provider::doctor_kinds() {
         let kind = listed.kind;
-        for verb in ["get", "list"] {
+        for verb in ["get", "list", "watch"] {
             reads.push((kind.group.into(), kind.plural.into(), verb.into()));
         }
     }
@@ -497,4 +498,129 @@ fn the_documented_role_grants_exactly_what_doctor_reads() {
         "{ROLE_FILE} against provider::doctor_kinds() and doctor_snapshot"
     );
     assert_eq!(role()["metadata"]["name"], ROLE);
+}
+
+/// `wait serviceset/dev-cluster` as doctor's role on the stuck case (ingress-nginx
+/// Provisioning), started and shown its first judgement, then `change` applied to the
+/// server: the exit code and everything wait printed.
+fn wait_through(change: impl FnOnce(&RealApi), timeout: &str) -> (Option<i32>, String) {
+    use std::io::{BufRead, BufReader};
+    let api = server().expect("the real API server");
+    let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    let mut client = AdminClient::new(api);
+    let reader = doctor_user(api);
+    let dump = dump_path("service-stuck-provisioning");
+    let loaded = client.load(
+        "service-stuck-provisioning",
+        &std::fs::read_to_string(&dump).unwrap(),
+    );
+    let mut child = reader
+        .ksm()
+        .args([
+            "wait",
+            "serviceset/dev-cluster",
+            "-n",
+            "kcm-system",
+            "--timeout",
+            timeout,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut printed = String::new();
+    // Its first judgement is out once the line of the service it waits for is.
+    while !printed.contains("ingress-nginx/ingress-nginx: Provisioning") {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        printed.push_str(&line);
+    }
+    change(api);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    printed.push_str(&rest);
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    client.unload(loaded);
+    (status.code(), format!("{printed}--- stderr\n{stderr}"))
+}
+
+/// The ServiceSet's status with every service Deployed, as kcm's adapter would write it.
+fn all_deployed(api: &RealApi) {
+    let set: Value = serde_json::from_str(&api.kubectl(&[
+        "get",
+        "servicesets.k0rdent.mirantis.com",
+        "dev-cluster",
+        "-n",
+        "kcm-system",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    let mut services = set["status"]["services"].clone();
+    for s in services.as_array_mut().unwrap() {
+        s["state"] = json!("Deployed");
+    }
+    let patch = json!({"status": {"services": services}}).to_string();
+    api.kubectl(&[
+        "patch",
+        "servicesets.k0rdent.mirantis.com",
+        "dev-cluster",
+        "-n",
+        "kcm-system",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &patch,
+    ]);
+}
+
+#[test]
+fn wait_exits_once_the_server_says_every_service_is_deployed() {
+    if server().is_none() {
+        return;
+    }
+    let (code, out) = wait_through(all_deployed, "10m");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("ingress-nginx/ingress-nginx: Deployed")
+            && out.contains("ServiceSet \"dev-cluster\": 3 services deployed"),
+        "{out}"
+    );
+}
+
+#[test]
+fn wait_fails_at_once_on_a_pause_and_times_out_with_each_state() {
+    if server().is_none() {
+        return;
+    }
+    let pause = |api: &RealApi| {
+        api.kubectl(&[
+            "annotate",
+            "servicesets.k0rdent.mirantis.com",
+            "dev-cluster",
+            "-n",
+            "kcm-system",
+            "k0rdent.mirantis.com/service-set-paused=true",
+        ]);
+    };
+    let (code, out) = wait_through(pause, "10m");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("failed KSM605")
+            && out.contains("will not heal by itself: the ServiceSet is paused"),
+        "{out}"
+    );
+    // Nothing changes: the timeout's code, and the state each service was last seen in.
+    let (code, out) = wait_through(|_| {}, "2s");
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        out.contains("timed out after 2s; last seen:")
+            && out.contains("  ServiceSet kcm-system/dev-cluster service ingress-nginx/ingress-nginx: Provisioning"),
+        "{out}"
+    );
 }

@@ -145,6 +145,7 @@ mod tests {
                 "doctor",
                 "tree",
                 "trace",
+                "wait",
                 "run",
                 "version",
                 "completion"

@@ -19,6 +19,7 @@ pub mod run;
 pub mod trace;
 pub mod tree;
 pub mod version;
+pub mod wait;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Read, Write};
@@ -32,6 +33,8 @@ use crate::cluster::ConnectOptions;
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FINDINGS: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
+/// `wait`: the timeout passed first.
+pub const EXIT_TIMEOUT: u8 = 3;
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 clean, 1 findings (lint errors, a rule false or failing, not ready, drift), 2 usage, input or tool error.
@@ -184,6 +187,9 @@ pub enum Command {
     /// state: provider object → ServiceSet → ClusterDeployment or MultiClusterService →
     /// ServiceTemplate
     Trace(trace::TraceArgs),
+    /// Wait until every service of a ClusterDeployment, MultiClusterService or ServiceSet is
+    /// deployed: exit 0, 1 on a failure that will not heal, 3 on timeout
+    Wait(wait::WaitArgs),
     /// Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out
     Run(run::RunArgs),
     /// Print the version, git commit and build date
@@ -207,6 +213,8 @@ pub struct Io<'a> {
     pub color: bool,
     /// stderr is a terminal that takes cursor movements (progress lines go there only then).
     pub stderr_tty: bool,
+    /// stdout is a terminal that takes cursor movements (`wait` redraws its lines there).
+    pub stdout_tty: bool,
     /// Columns of human output: the terminal's, COLUMNS, or 100.
     pub width: usize,
 }
@@ -331,6 +339,7 @@ pub fn run(
         stdin,
         color,
         stderr_tty: terminal.stderr_tty && !terminal.dumb,
+        stdout_tty: terminal.stdout_tty && !terminal.dumb,
         width: terminal.width.unwrap_or(DEFAULT_WIDTH).max(MIN_WIDTH),
     };
     let g = &cli.global;
@@ -343,6 +352,7 @@ pub fn run(
         Command::Doctor(a) => doctor::run(a, g, &mut io),
         Command::Tree(a) => tree::run(a, g, &mut io),
         Command::Trace(a) => trace::run(a, g, &mut io),
+        Command::Wait(a) => wait::run(a, g, &mut io),
         Command::Run(a) => run::run(a, g, &mut io),
         Command::Version(a) => version::run(a, &mut io),
         Command::Completion(a) => completion::run(a, &mut io),

@@ -40,7 +40,7 @@ pub struct TreeArgs {
 pub const FORMATS: &[OutputFormat] = &[OutputFormat::Human, OutputFormat::Json, OutputFormat::Yaml];
 
 /// `KIND/NAME` as kubectl takes it, of the three kinds a tree can be rooted at.
-fn focus_arg(text: &str) -> Result<Focus, String> {
+pub(super) fn focus_arg(text: &str) -> Result<Focus, String> {
     let Some((kind, name)) = text.split_once('/') else {
         return Err(format!(
             "{text:?}: give KIND/NAME: clusterdeployment/NAME, multiclusterservice/NAME or serviceset/NAME"
@@ -124,7 +124,7 @@ pub fn run(args: &TreeArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     Ok(EXIT_OK)
 }
 
-fn focus_words(focus: &Focus) -> String {
+pub(super) fn focus_words(focus: &Focus) -> String {
     match focus {
         Focus::ClusterDeployment(n) => format!("ClusterDeployment {n:?}"),
         Focus::MultiClusterService(n) => format!("MultiClusterService {n:?}"),

@@ -18,6 +18,9 @@ use crate::api::listing::{self, Listed, ProviderApi};
 use crate::api::{Kind, Object, kinds};
 
 pub mod http;
+mod watch;
+
+pub use watch::Watch;
 
 /// Page size of every list.
 pub const PAGE_SIZE: u32 = 500;
@@ -546,6 +549,17 @@ pub fn explain(server: &str, what: &str, e: kube::Error) -> ClusterError {
     }
 }
 
+/// A kind the user may not list (403) is left out, its refusal kept: `(note, why)`. Without
+/// ServiceSets there is nothing to diagnose, and any other failure stops the run.
+pub(crate) fn unreadable(kind: &Kind, e: ClusterError) -> Result<(String, String), ClusterError> {
+    if e.forbidden() && kind.kind != kinds::SERVICE_SET.kind {
+        let note = e.message.clone();
+        Ok((note, e.api_message.unwrap_or(e.message)))
+    } else {
+        Err(e)
+    }
+}
+
 /// A request that took longer than the timeout, worded as kubectl words it, with what was
 /// being done.
 fn timed_out(server: &str, what: &str, timeout: Duration) -> ClusterError {
@@ -567,6 +581,15 @@ pub struct Snapshot {
     pub notes: Vec<String>,
 }
 
+/// What doctor reads from a cluster, found by discovery: the kinds to list (each with the
+/// namespace to list it in), the providers the cluster serves, and notes on what it lacks.
+pub(crate) struct DoctorPlan {
+    pub(crate) wanted: Vec<(&'static Kind, ApiResource, ApiCapabilities, Option<String>)>,
+    served: Vec<&'static ProviderApi>,
+    namespace: Option<String>,
+    pub(crate) notes: Vec<String>,
+}
+
 impl Cluster {
     /// The objects `doctor` needs: one list per kind (paginated), Secrets by metadata only,
     /// and the objects and CRDs the StateManagementProviders reference, by name, as kcm gets
@@ -574,8 +597,44 @@ impl Cluster {
     pub fn doctor_snapshot(
         &mut self,
         namespace: Option<&str>,
-        providers: &[&ProviderApi],
+        providers: &[&'static ProviderApi],
     ) -> Result<Snapshot, ClusterError> {
+        let mut plan = self.doctor_plan(namespace, providers)?;
+        let mut objects = Vec::new();
+        let mut unread = Vec::new();
+        // Every kind's list at once (each one list, its pages one after the other): the
+        // server serves one while the client decodes another.
+        let lists = self.runtime.block_on(futures::future::join_all(
+            plan.wanted
+                .iter()
+                .map(|(_, ar, caps, ns)| self.list_pages(ar, caps, ns.as_deref(), None)),
+        ));
+        for ((kind, ..), listed) in plan.wanted.iter().zip(lists) {
+            match listed {
+                Ok(items) => objects.extend(items),
+                Err(e) => {
+                    let why = unreadable(kind, e)?;
+                    plan.notes.push(format!("{}: not followed", why.0));
+                    unread.push((*kind, why.1));
+                }
+            }
+        }
+        let secrets_listed = self.doctor_rest(&mut plan, &mut objects, &mut unread)?;
+        Ok(Snapshot {
+            objects,
+            secrets_listed,
+            notes: plan.notes,
+            unread,
+        })
+    }
+
+    /// The kinds doctor lists, by discovery; Err when the cluster serves no kcm or none of
+    /// the providers.
+    pub(crate) fn doctor_plan(
+        &mut self,
+        namespace: Option<&str>,
+        providers: &[&'static ProviderApi],
+    ) -> Result<DoctorPlan, ClusterError> {
         if self.discovery.is_none() {
             self.discover()?;
         }
@@ -601,9 +660,7 @@ impl Cluster {
                 serves.join(" nor "),
             )));
         }
-        let mut objects = Vec::new();
         let mut notes = Vec::new();
-        let mut unread = Vec::new();
         for p in &absent {
             notes.push(format!(
                 "the cluster serves no {} CRDs ({}): ServiceSets of {} cannot be followed past their status",
@@ -625,31 +682,29 @@ impl Cluster {
                 continue;
             };
             let ns = if everywhere { None } else { namespace };
-            wanted.push((kind, ar, caps, ns));
+            wanted.push((kind, ar, caps, ns.map(str::to_string)));
         }
-        // Every kind's list at once (each one list, its pages one after the other): the
-        // server serves one while the client decodes another.
-        let lists = self.runtime.block_on(futures::future::join_all(
-            wanted
-                .iter()
-                .map(|(_, ar, caps, ns)| self.list_pages(ar, caps, *ns, None)),
-        ));
-        for ((kind, ..), listed) in wanted.iter().zip(lists) {
-            match listed {
-                Ok(items) => objects.extend(items),
-                // Without ServiceSets there is nothing to diagnose; any other kind only
-                // stops the chains that lead to it.
-                Err(e) if e.forbidden() && kind.kind != kinds::SERVICE_SET.kind => {
-                    notes.push(format!("{}: not followed", e.message));
-                    let why = e.api_message.unwrap_or(e.message);
-                    unread.push((*kind, why));
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        Ok(DoctorPlan {
+            wanted,
+            served,
+            namespace: namespace.map(str::to_string),
+            notes,
+        })
+    }
+
+    /// What doctor reads besides the lists of its kinds, once those are in `objects`: the
+    /// label-selected lists of the installed providers, Secret names, and what the
+    /// StateManagementProviders reference. Returns whether Secret names were listed.
+    pub(crate) fn doctor_rest(
+        &mut self,
+        plan: &mut DoctorPlan,
+        objects: &mut Vec<Value>,
+        unread: &mut Vec<(&'static Kind, String)>,
+    ) -> Result<bool, ClusterError> {
+        let notes = &mut plan.notes;
         // The label-selected lists of the installed providers, in every namespace (kcm's
         // health-rule ConfigMaps: the system namespace holds the global tier).
-        for selected in served.iter().flat_map(|p| p.selected) {
+        for selected in plan.served.iter().flat_map(|p| p.selected) {
             // Built from the table, as the cluster serves these kinds whatever it discovered.
             let ar = api_resource(selected.kind);
             let caps = ApiCapabilities {
@@ -671,7 +726,7 @@ impl Cluster {
             }
         }
         // Secret names, never their data: metadata-only list.
-        let secrets_listed = match self.secret_names(namespace) {
+        let secrets_listed = match self.secret_names(plan.namespace.as_deref()) {
             Ok(names) => {
                 objects.extend(names);
                 true
@@ -681,13 +736,9 @@ impl Cluster {
                 false
             }
         };
-        objects.extend(self.smp_references(&objects, Some(&mut notes))?);
-        Ok(Snapshot {
-            objects,
-            secrets_listed,
-            notes,
-            unread,
-        })
+        let refs = self.smp_references(objects, Some(notes))?;
+        objects.extend(refs);
+        Ok(secrets_listed)
     }
 
     fn secret_names(&self, namespace: Option<&str>) -> Result<Vec<Value>, ClusterError> {

@@ -36,3 +36,4 @@ pub mod secret;
 pub mod state;
 pub mod trace;
 pub mod tree;
+pub mod wait;

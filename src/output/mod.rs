@@ -19,6 +19,7 @@ pub mod sarif;
 pub mod stream;
 pub mod trace;
 pub mod tree;
+pub mod wait;
 pub mod yaml;
 
 use serde_json::{Map, Value, json};

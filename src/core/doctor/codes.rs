@@ -40,6 +40,33 @@ pub const MCS_BLOCKED: &str = "KSM635";
 pub const MCS_NOT_RECONCILED: &str = "KSM636";
 pub const KIND_UNREAD: &str = "KSM637";
 
+/// The findings that do not clear without someone acting (`wait` fails on them at once): the
+/// chain stopped for good (a spec, a pause or a suspension must change), not a state kcm or
+/// the provider is still working through. Each with why.
+pub const WILL_NOT_HEAL: &[(&str, &str)] = &[
+    (SMP_SUSPENDED, "the StateManagementProvider is suspended"),
+    (
+        SELECTOR_MISMATCH,
+        "the StateManagementProvider's selector does not match its adapter",
+    ),
+    (SERVICESET_PAUSED, "the ServiceSet is paused"),
+    (
+        FLUX_STALLED,
+        "Flux gave up (Stalled): only a change restarts it",
+    ),
+    (FLUX_SUSPENDED, "the Flux object is suspended"),
+    (TEMPLATE_INVALID, "kcm found the ServiceTemplate invalid"),
+    (
+        HELM_CONFLICT,
+        "another ServiceSet's ClusterSummary keeps the Helm release",
+    ),
+    (NON_RETRIABLE, "Sveltos does not retry the failure"),
+    (HEALTH_RULES_INVALID, "kcm's health rules do not compile"),
+    (SUMMARY_SUSPENDED, "the ClusterSummary is suspended"),
+    (FLUX_CONFLICT, "another ServiceSet owns the release"),
+    (FLUX_DUPLICATE, "another deployer writes the same release"),
+];
+
 /// Every code of this family, in code order, with its documentation.
 pub static ALL: &[CodeInfo] = &[
     CodeInfo {
