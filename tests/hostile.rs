@@ -115,7 +115,22 @@ fn truncated(s: &str) -> &str {
     &s[..end]
 }
 
-/// Runs the binary with `args` under the address-space limit, killing it after `timeout`.
+/// The CPU time a process has used so far (user and system), from /proc; None once it is
+/// gone.
+fn cpu_time(pid: libc::pid_t) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name in parentheses: state, then 10 fields, then utime and stime.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(Duration::from_millis(ticks * 1000 / hz))
+}
+
+/// Runs the binary with `args` under the address-space limit, killing it when it hangs: when
+/// it has used `timeout` of CPU time (a loop), or has used none for `timeout` (blocked). A
+/// slow machine makes neither happen sooner: a run that is only starved still gains CPU
+/// time, and needs no more of it than on an idle machine.
 fn ksm_with(args: &[&str], stdin: &[u8], timeout: Duration) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"));
     cmd.args(args)
@@ -158,16 +173,30 @@ fn ksm_with(args: &[&str], stdin: &[u8], timeout: Duration) -> Run {
     let watchdog = {
         let done = Arc::clone(&done);
         std::thread::spawn(move || {
-            while start.elapsed() < timeout {
+            let (mut used, mut since) = (Duration::ZERO, Instant::now());
+            loop {
                 if done.load(Ordering::SeqCst) {
-                    return false;
+                    return None;
+                }
+                if let Some(now) = cpu_time(pid)
+                    && now > used
+                {
+                    (used, since) = (now, Instant::now());
+                }
+                if used >= timeout || since.elapsed() >= timeout {
+                    break;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
+            let why = if used >= timeout {
+                format!("{used:?} of CPU time")
+            } else {
+                format!("no CPU time for {timeout:?} (at {used:?} in all)")
+            };
             // SAFETY: the child has not been reaped (wait4 below has not returned), so
             // the pid is still ours.
             unsafe { libc::kill(pid, libc::SIGKILL) };
-            true
+            Some(why)
         })
     };
     let mut status = 0;
@@ -180,7 +209,12 @@ fn ksm_with(args: &[&str], stdin: &[u8], timeout: Duration) -> Run {
     let hung = watchdog.join().unwrap();
     let _ = writer.join();
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    assert!(!hung, "{args:?} hung: killed after {timeout:?}");
+    if let Some(why) = hung {
+        panic!(
+            "{args:?} hung: killed after {why}, {:?} after it started",
+            start.elapsed()
+        );
+    }
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
     // The child was reaped with wait4: keep std from waiting for it again.
     std::mem::forget(child);
