@@ -33,6 +33,8 @@ mod fakeapi;
 mod real;
 #[path = "../tests/realapi/mod.rs"]
 mod realapi;
+#[path = "support/release.rs"]
+mod release;
 #[path = "support/server.rs"]
 mod server;
 #[path = "doctor_live/sveltos.rs"]
@@ -628,25 +630,6 @@ fn from_dump(objects: &[Value], sets: usize, bin: &Path, runs: usize, dir: &Path
     }
 }
 
-fn build_release() -> PathBuf {
-    if let Some(bin) = std::env::var_os("KSM_BENCH_BIN") {
-        return PathBuf::from(bin);
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--release", "--bin", "kubectl-ksm", "--quiet"])
-        .current_dir(root())
-        .status()
-        .expect("cargo build");
-    assert!(status.success(), "cargo build --release failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let bin = target.join("release/kubectl-ksm");
-    assert!(bin.is_file(), "{} missing", bin.display());
-    bin
-}
-
 fn print_counts(big: &Sized, small: &Sized, pick: fn(&Sized) -> &BTreeMap<String, usize>) {
     let keys: std::collections::BTreeSet<&String> =
         pick(big).keys().chain(pick(small).keys()).collect();
@@ -673,7 +656,7 @@ fn main() {
     let small_sets = env_usize("KSM_BENCH_SMALL_SETS", 200);
     let kubectl = std::env::var("KSM_BENCH_KUBECTL").unwrap_or_else(|_| "kubectl".into());
 
-    let bin = build_release();
+    let bin = release::binary();
     let t = Templates::load();
     let dir = std::env::temp_dir().join(format!("ksm-bench-doctor-live-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

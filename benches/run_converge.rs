@@ -37,11 +37,13 @@ mod fakeapi;
 mod real;
 #[path = "../tests/realapi/mod.rs"]
 mod realapi;
+#[path = "support/release.rs"]
+mod release;
 #[path = "support/server.rs"]
 mod server;
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -272,22 +274,6 @@ impl Convergence<'_> {
             } => sets.get() == want.0 && helm.get() + kustomize.get() == want.1,
         }
     }
-}
-
-fn build_release() -> PathBuf {
-    if let Some(bin) = std::env::var_os("KSM_BENCH_BIN") {
-        return PathBuf::from(bin);
-    }
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--bin", "kubectl-ksm"])
-        .current_dir(root())
-        .status()
-        .expect("cargo build");
-    assert!(status.success());
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    target.join("release/kubectl-ksm")
 }
 
 fn write_count(server: &FakeApiServer) -> (usize, usize) {
@@ -630,7 +616,7 @@ fn main() {
     // `cargo bench` passes --bench; nothing else is taken.
     let sets = env_usize("KSM_BENCH_SETS", 1000);
     let services = env_usize("KSM_BENCH_SERVICES", 3).clamp(3, 5);
-    let bin = build_release();
+    let bin = release::binary();
     let seed = seed(sets, services);
     eprintln!("seeded {sets} ServiceSets x {services} services");
 

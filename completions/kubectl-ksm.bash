@@ -391,7 +391,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__doctor)
-            opts="-A -l -o -v -n -h -V --from --all-namespaces --serviceset --selector --stuck-after --now --save --explain --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            opts="-A -l -w -o -v -n -h -V --from --all-namespaces --serviceset --selector --stuck-after --now --save --watch --until-healthy --explain --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

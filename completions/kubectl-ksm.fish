@@ -175,6 +175,8 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l reque
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l as -d 'User to impersonate for the requests (e.g. the SMP\'s service account, system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l as-group -d 'Group to impersonate (repeat for several); needs --as' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s A -l all-namespaces -d 'ServiceSets of every namespace (the default for a dump; live, the default is the context\'s namespace, as with kubectl; -n chooses another; -A wins over -n, as kubectl\'s)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s w -l watch -d 'Stay on the chains and print each change as it happens (a service\'s state, what the provider\'s objects say, the first failing link) with the Events kcm, Sveltos and Flux record about their objects, in one timeline, oldest first (live only; Ctrl-C ends it)'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l until-healthy -d 'With --watch: end (exit 0) once everything is healthy (no error or warning, every service Deployed)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand tree" -l from -d 'Read saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles' -r -F

@@ -489,6 +489,9 @@ fn the_documented_role_grants_exactly_what_doctor_reads() {
         (&kinds::SECRET, "list"),
         (&kinds::DEPLOYMENT, "get"),
         (&kinds::CRD, "get"),
+        // doctor --watch's timeline.
+        (&kinds::EVENT, "list"),
+        (&kinds::EVENT, "watch"),
     ] {
         reads.push((kind.group.into(), kind.plural.into(), verb.into()));
     }
@@ -500,38 +503,45 @@ fn the_documented_role_grants_exactly_what_doctor_reads() {
     assert_eq!(role()["metadata"]["name"], ROLE);
 }
 
-/// `wait serviceset/dev-cluster` as doctor's role on the stuck case (ingress-nginx
-/// Provisioning), started and shown its first judgement, then `change` applied to the
-/// server: the exit code and everything wait printed.
-fn wait_through(change: impl FnOnce(&RealApi), timeout: &str) -> (Option<i32>, String) {
+/// `kubectl-ksm ARGS` as doctor's role with `case` loaded (and `prepare` applied), read
+/// until it has printed `marker`, then `change` applied to the server: the exit code and
+/// everything it printed. A watchdog kills it after two minutes (the test then fails on the
+/// code).
+fn live_through(
+    case: &str,
+    prepare: impl FnOnce(&RealApi),
+    args: &[&str],
+    marker: &str,
+    change: impl FnOnce(&RealApi),
+) -> (Option<i32>, String) {
     use std::io::{BufRead, BufReader};
     let api = server().expect("the real API server");
     let _one = SERVER.lock().unwrap_or_else(|e| e.into_inner());
     let mut client = AdminClient::new(api);
     let reader = doctor_user(api);
-    let dump = dump_path("service-stuck-provisioning");
-    let loaded = client.load(
-        "service-stuck-provisioning",
-        &std::fs::read_to_string(&dump).unwrap(),
-    );
+    let dump = dump_path(case);
+    let loaded = client.load(case, &std::fs::read_to_string(&dump).unwrap());
+    prepare(api);
     let mut child = reader
         .ksm()
-        .args([
-            "wait",
-            "serviceset/dev-cluster",
-            "-n",
-            "kcm-system",
-            "--timeout",
-            timeout,
-        ])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let pid = child.id();
+    let (done, watchdog) = std::sync::mpsc::channel::<()>();
+    let dog = std::thread::spawn(move || {
+        if watchdog
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .is_err()
+        {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    });
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut printed = String::new();
-    // Its first judgement is out once the line of the service it waits for is.
-    while !printed.contains("ingress-nginx/ingress-nginx: Provisioning") {
+    while !printed.contains(marker) {
         let mut line = String::new();
         if out.read_line(&mut line).unwrap() == 0 {
             break;
@@ -543,14 +553,40 @@ fn wait_through(change: impl FnOnce(&RealApi), timeout: &str) -> (Option<i32>, S
     std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
     printed.push_str(&rest);
     let status = child.wait().unwrap();
+    let _ = done.send(());
+    dog.join().unwrap();
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     client.unload(loaded);
     (status.code(), format!("{printed}--- stderr\n{stderr}"))
 }
 
+/// `wait serviceset/dev-cluster` on the stuck case (ingress-nginx Provisioning), from its
+/// first judgement, with `change` applied then.
+fn wait_through(change: impl FnOnce(&RealApi), timeout: &str) -> (Option<i32>, String) {
+    live_through(
+        "service-stuck-provisioning",
+        |_| {},
+        &[
+            "wait",
+            "serviceset/dev-cluster",
+            "-n",
+            "kcm-system",
+            "--timeout",
+            timeout,
+        ],
+        "ingress-nginx/ingress-nginx: Provisioning",
+        change,
+    )
+}
+
 /// The ServiceSet's status with every service Deployed, as kcm's adapter would write it.
 fn all_deployed(api: &RealApi) {
+    set_state(api, None, "Deployed");
+}
+
+/// The state of one service (or every one) in the ServiceSet's status.
+fn set_state(api: &RealApi, service: Option<&str>, state: &str) {
     let set: Value = serde_json::from_str(&api.kubectl(&[
         "get",
         "servicesets.k0rdent.mirantis.com",
@@ -563,7 +599,9 @@ fn all_deployed(api: &RealApi) {
     .unwrap();
     let mut services = set["status"]["services"].clone();
     for s in services.as_array_mut().unwrap() {
-        s["state"] = json!("Deployed");
+        if service.is_none_or(|n| s["name"] == n) {
+            s["state"] = json!(state);
+        }
     }
     let patch = json!({"status": {"services": services}}).to_string();
     api.kubectl(&[
@@ -623,4 +661,41 @@ fn wait_fails_at_once_on_a_pause_and_times_out_with_each_state() {
             && out.contains("  ServiceSet kcm-system/dev-cluster service ingress-nginx/ingress-nginx: Provisioning"),
         "{out}"
     );
+}
+
+#[test]
+fn doctor_watch_prints_the_changes_and_events_until_healthy() {
+    if server().is_none() {
+        return;
+    }
+    // The healthy case with ingress-nginx set back to Provisioning; an Event about the
+    // ServiceSet is recorded, then the state is Deployed again.
+    let change = |api: &RealApi| {
+        let event = json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "dev-cluster.deployed", "namespace": "kcm-system"},
+            "involvedObject": {"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceSet",
+                "namespace": "kcm-system", "name": "dev-cluster"},
+            "type": "Normal", "reason": "Deployed", "message": "ingress-nginx is back",
+            "lastTimestamp": "2026-11-27T00:00:00Z", "count": 1,
+            "source": {"component": "ksm-test"}});
+        api.apply(&event);
+        set_state(api, Some("ingress-nginx"), "Deployed");
+    };
+    let (code, out) = live_through(
+        "healthy",
+        |api| set_state(api, Some("ingress-nginx"), "Provisioning"),
+        &["doctor", "--watch", "--until-healthy", "-n", "kcm-system"],
+        "service ingress-nginx/ingress-nginx  Provisioning",
+        change,
+    );
+    assert_eq!(code, Some(0), "{out}");
+    for want in [
+        "ServiceSet/kcm-system/dev-cluster service cert-manager/cert-manager  Deployed",
+        "ServiceSet/kcm-system/dev-cluster  Deployed: ingress-nginx is back",
+        "service ingress-nginx/ingress-nginx  Provisioning → Deployed",
+        "service ingress-nginx/ingress-nginx  no failing link",
+        "healthy: every service Deployed, no finding",
+    ] {
+        assert!(out.contains(want), "{want:?} in\n{out}");
+    }
 }

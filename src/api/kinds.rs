@@ -68,6 +68,8 @@ pub const CRD: Kind = kind!(
     ["crd", "crds"]
 );
 pub const LEASE: Kind = kind!("coordination.k8s.io", "v1", "Lease", "leases", NAMESPACED);
+/// The core Events controllers record about objects (`doctor --watch`'s timeline).
+pub const EVENT: Kind = kind!("", "v1", "Event", "events", NAMESPACED, ["ev"]);
 
 // k0rdent (kcm).
 pub const STATE_MANAGEMENT_PROVIDER: Kind = kind!(
@@ -508,6 +510,7 @@ pub const ALL: &[&Kind] = &[
     &DEPLOYMENT,
     &CRD,
     &LEASE,
+    &EVENT,
     &STATE_MANAGEMENT_PROVIDER,
     &SERVICE_SET,
     &SERVICE_TEMPLATE,

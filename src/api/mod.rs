@@ -21,6 +21,7 @@
 
 pub mod crd;
 pub mod duration;
+pub mod event;
 pub mod flux;
 pub mod kcm;
 pub mod kinds;

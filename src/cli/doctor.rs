@@ -62,6 +62,15 @@ pub struct DoctorArgs {
     /// time recorded for --from)
     #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
+    /// Stay on the chains and print each change as it happens (a service's state, what the
+    /// provider's objects say, the first failing link) with the Events kcm, Sveltos and Flux
+    /// record about their objects, in one timeline, oldest first (live only; Ctrl-C ends it)
+    #[arg(short = 'w', long, conflicts_with_all = ["from", "save"])]
+    pub watch: bool,
+    /// With --watch: end (exit 0) once everything is healthy (no error or warning, every
+    /// service Deployed)
+    #[arg(long, requires = "watch")]
+    pub until_healthy: bool,
     /// Print the documentation of a finding code (e.g. KSM609) and exit
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
@@ -84,7 +93,10 @@ pub const FORMATS: &[OutputFormat] = &[
 
 /// Leaves out the ServiceSets whose labels do not match `-l` (the other objects stay: they
 /// are what the chosen ServiceSets are diagnosed against).
-fn select_service_sets(objects: Vec<Value>, selector: Option<&SelectorArg>) -> Vec<Value> {
+pub(super) fn select_service_sets(
+    objects: Vec<Value>,
+    selector: Option<&SelectorArg>,
+) -> Vec<Value> {
     let Some(s) = selector else { return objects };
     objects
         .into_iter()
@@ -225,6 +237,9 @@ fn live_snapshot(
 pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     if let Some(code) = &args.explain {
         return super::explain(code, io);
+    }
+    if args.watch {
+        return super::doctor_watch::run(args, global, io);
     }
     let format = args.output;
     let live = args.from.is_empty();

@@ -8,6 +8,7 @@ pub mod complete;
 pub mod completion;
 pub mod diff;
 pub mod doctor;
+mod doctor_watch;
 pub mod eval;
 pub mod generate;
 pub mod input;

@@ -73,7 +73,7 @@ pub fn run(args: &WaitArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         _ => Some(namespace.as_str()),
     };
     let mut watch = cluster
-        .watch_doctor(watched, &provider::provider_apis())
+        .watch_doctor(watched, &provider::provider_apis(), false)
         .map_err(|e| CliError::Fatal(e.message))?;
     let mut first = true;
     loop {

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::{Cluster, ClusterError, DoctorPlan, Snapshot, explain, unreadable, with_type};
 use crate::api::Object;
-use crate::api::kinds::Kind;
+use crate::api::kinds::{self, Kind};
 use crate::api::listing::ProviderApi;
 
 /// What one kind's watch reports.
@@ -60,13 +60,31 @@ impl Drop for Watch {
 
 impl Cluster {
     /// Starts a watch of every kind doctor lists (in `namespace`, or all).
+    /// With `events`, the core Events of the namespace (or all) too.
     pub fn watch_doctor(
         &mut self,
         namespace: Option<&str>,
         providers: &[&'static ProviderApi],
+        events: bool,
     ) -> Result<Watch, ClusterError> {
-        let plan = self.doctor_plan(namespace, providers)?;
-        let (tx, events) = mpsc::unbounded_channel();
+        let mut plan = self.doctor_plan(namespace, providers)?;
+        if events {
+            // The core group is served everywhere: its resource from the table when the
+            // discovery of kcm's groups did not look at it.
+            let (ar, caps) = self
+                .resource(kinds::EVENT.group, kinds::EVENT.kind)
+                .unwrap_or_else(|| {
+                    let caps = ApiCapabilities {
+                        scope: Scope::Namespaced,
+                        subresources: Vec::new(),
+                        operations: Vec::new(),
+                    };
+                    (super::api_resource(&kinds::EVENT), caps)
+                });
+            plan.wanted
+                .push((&kinds::EVENT, ar, caps, namespace.map(str::to_string)));
+        }
+        let (tx, reports) = mpsc::unbounded_channel();
         let mut kinds = Vec::new();
         let mut tasks = Vec::new();
         for (i, (kind, ar, caps, ns)) in plan.wanted.iter().enumerate() {
@@ -95,7 +113,7 @@ impl Cluster {
         Ok(Watch {
             plan,
             kinds,
-            events,
+            events: reports,
             tasks,
             rest: None,
             unread: Vec::new(),
@@ -192,8 +210,15 @@ impl Watch {
                     other => ClusterError::new(format!("watch {}: {other}", w.ar.plural)),
                 };
                 let (note, why) = unreadable(w.kind, error)?;
-                self.plan.notes.push(format!("{note}: not followed"));
-                self.unread.push((w.kind, why));
+                if w.kind == &kinds::EVENT {
+                    // Not a link of any chain: the timeline goes on without them.
+                    self.plan
+                        .notes
+                        .push(format!("{note}: the timeline has no Events"));
+                } else {
+                    self.plan.notes.push(format!("{note}: not followed"));
+                    self.unread.push((w.kind, why));
+                }
                 w.ready = true;
                 return Ok(true);
             }

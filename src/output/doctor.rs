@@ -290,3 +290,19 @@ fn finding(out: &mut dyn Write, p: &Paint, r: &Report, i: usize, indent: &str) -
         f.help.as_deref().unwrap_or("")
     )
 }
+
+/// One line of `doctor --watch`'s timeline: when, about what, what happened (a Warning Event
+/// or a failing link in yellow).
+pub fn timeline_entry(
+    out: &mut dyn Write,
+    e: &crate::core::timeline::Entry,
+    color: bool,
+) -> io::Result<()> {
+    let p = super::eval::Paint { color };
+    let text = if e.warning {
+        p.yellow(&e.text)
+    } else {
+        e.text.clone()
+    };
+    writeln!(out, "{}  {}  {text}", p.dim(&e.time), e.object)
+}
