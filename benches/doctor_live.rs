@@ -555,10 +555,22 @@ fn measure(
 /// Times what reads a dump of the fleet instead of the server (`--from`, the objects as one
 /// JSON List): doctor, tree, and trace from a ServiceSet and from a release (which looks at
 /// every ServiceSet). `runs` timed runs each after an untimed one; each output is checked.
-fn from_dump(objects: &[Value], sets: usize, bin: &Path, runs: usize, dir: &Path) {
-    let dump = dir.join(format!("dump-{sets}.json"));
-    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects});
-    std::fs::write(&dump, serde_json::to_vec(&list).unwrap()).unwrap();
+fn from_dump(
+    objects: &[Value],
+    sets: usize,
+    bin: &Path,
+    kubeconfig: &Path,
+    runs: usize,
+    dir: &Path,
+) {
+    // The bundle a user would hand over: `doctor --save` of the server.
+    let dump = dir.join(format!("dump-{sets}.yaml"));
+    run(Command::new(bin)
+        .args(["doctor", "-A", "-o", "json", "--save"])
+        .arg(&dump)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .env_clear());
     let bytes = std::fs::metadata(&dump).map_or(0, |m| m.len());
     let first = &objects
         .iter()
@@ -605,7 +617,7 @@ fn from_dump(objects: &[Value], sets: usize, bin: &Path, runs: usize, dir: &Path
     ];
     println!();
     println!(
-        "## From a dump of {sets} ServiceSets × {SERVICES} ({} objects, {:.1} MB JSON): {runs} timed runs each, median (all runs in s)",
+        "## From a `doctor --save` bundle of {sets} ServiceSets × {SERVICES} ({} objects, {:.1} MB YAML): {runs} timed runs each, median (all runs in s)",
         objects.len(),
         bytes as f64 / 1e6
     );
@@ -762,7 +774,7 @@ fn main() {
         );
     }
 
-    from_dump(&big_objects, big_sets, &bin, runs, &dir);
+    from_dump(&big_objects, big_sets, &bin, &big_kubeconfig, runs, &dir);
     drop(big_objects);
 
     if std::env::var("KSM_BENCH_HOLD").is_ok_and(|v| v == "1") {

@@ -132,13 +132,23 @@ fn saved_bundles_have_no_secret_data_and_diagnose_the_same() {
         let source = Source::new("bundle", saved);
         let (docs, err) = yaml::parse_documents(&source);
         assert!(err.is_none(), "{err:?}");
-        let list = docs[0]
-            .root
-            .as_ref()
-            .unwrap()
-            .to_json(&yaml::Limits::default())
-            .unwrap();
-        for item in list["items"].as_array().unwrap() {
+        // One document per object.
+        let items: Vec<serde_json::Value> = docs
+            .iter()
+            .map(|d| {
+                d.root
+                    .as_ref()
+                    .unwrap()
+                    .to_json(&yaml::Limits::default())
+                    .unwrap()
+            })
+            .collect();
+        assert!(
+            items
+                .iter()
+                .all(|i| i["kind"] != "List" && i["metadata"].is_object())
+        );
+        for item in &items {
             if item["kind"] == "Secret" {
                 assert!(
                     item.get("data").is_none() && item.get("stringData").is_none(),

@@ -286,10 +286,12 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             "{CAPTURED_PREFIX}{}\n",
             now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         );
-        yaml::write_document(
-            &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects}),
-            &mut text,
-        );
+        // One document per object: a fleet's bundle is read back within the per-document
+        // bound on YAML nodes (a single List of 2,000 ServiceSets' objects exceeds it).
+        for o in &objects {
+            text.push_str("---\n");
+            yaml::write_document(o, &mut text);
+        }
         std::fs::write(path, text)
             .map_err(|e| CliError::Fatal(format!("{}: {e}", path.display())))?;
         writeln!(
