@@ -328,3 +328,93 @@ fn a_kind_it_may_not_list_is_named_and_the_rest_is_diagnosed() {
         "{stderr}"
     );
 }
+
+/// `wait` against the fake server, through several changes of the ServiceSet's status:
+/// each kind is listed once, then watched; no list (and no get of a watched kind) per
+/// change.
+#[test]
+fn wait_lists_each_kind_once_and_then_only_watches() {
+    use std::io::{BufRead, BufReader};
+    let server = serve(&root().join("testdata/doctor/service-stuck-provisioning/dump.yaml"));
+    let dir = std::env::temp_dir().join(format!("ksm-live-wait-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kc = dir.join("kubeconfig");
+    server.write_kubeconfig(&kc);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args([
+            "wait",
+            "serviceset/dev-cluster",
+            "-n",
+            "kcm-system",
+            "--timeout",
+            "120s",
+        ])
+        .arg("--kubeconfig")
+        .arg(&kc)
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut printed = String::new();
+    let mut read_until = |want: &str, printed: &mut String| {
+        while !printed.contains(want) {
+            let mut line = String::new();
+            assert!(
+                out.read_line(&mut line).unwrap() > 0,
+                "ended early: {printed}"
+            );
+            printed.push_str(&line);
+        }
+    };
+    read_until("ingress-nginx/ingress-nginx: Provisioning", &mut printed);
+    let listed_first = server.requests().len();
+    // Three changes: podinfo Provisioning, then back, then every service Deployed.
+    let set_state = |name: Option<&str>, state: &str| {
+        let mut set = server
+            .get(
+                "k0rdent.mirantis.com/v1beta1",
+                "ServiceSet",
+                "kcm-system",
+                "dev-cluster",
+            )
+            .unwrap();
+        for s in set["status"]["services"].as_array_mut().unwrap() {
+            if name.is_none_or(|n| s["name"] == n) {
+                s["state"] = state.into();
+            }
+        }
+        server.update_status(set);
+    };
+    set_state(Some("podinfo"), "Provisioning");
+    read_until("podinfo/podinfo: Provisioning", &mut printed);
+    set_state(Some("podinfo"), "Deployed");
+    read_until("podinfo/podinfo: Deployed", &mut printed);
+    set_state(None, "Deployed");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{printed}");
+    let requests = server.requests();
+    let mut lists = std::collections::BTreeMap::<String, usize>::new();
+    for r in &requests {
+        if r.verb == "list" {
+            *lists
+                .entry(r.resource.clone().unwrap_or_default())
+                .or_default() += 1;
+        }
+    }
+    assert!(
+        lists.values().all(|n| *n == 1),
+        "each kind listed once: {lists:?}"
+    );
+    assert!(lists.contains_key("servicesets") && lists.contains_key("helmreleases"));
+    let after: Vec<_> = requests[listed_first..]
+        .iter()
+        .filter(|r| r.verb != "watch")
+        .map(|r| format!("{} {:?}", r.verb, r.resource))
+        .collect();
+    assert!(
+        after.is_empty(),
+        "requests after the first judgement besides watches: {after:?}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
