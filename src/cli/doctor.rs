@@ -218,20 +218,60 @@ fn live_snapshot(
     if io.stderr_tty {
         write!(io.stderr, "\x1b[2K")?;
     }
-    for note in &snap.notes {
-        writeln!(io.stderr, "note: {note}")?;
+    Snapshot::live(snap, namespace, io)
+}
+
+impl Snapshot {
+    /// The cluster layer's snapshot (a list, or a watch's batch), its notes said on stderr.
+    /// Secret data is still in it: [`snapshot`] and the watchers remove it.
+    pub(super) fn live(
+        snap: crate::cluster::Snapshot,
+        namespace: Option<String>,
+        io: &mut Io,
+    ) -> Result<Snapshot, CliError> {
+        for note in &snap.notes {
+            writeln!(io.stderr, "note: {note}")?;
+        }
+        Ok(Snapshot {
+            objects: snap.objects,
+            secrets: snap.secrets_listed,
+            namespace,
+            unread: snap
+                .unread
+                .into_iter()
+                .map(|(kind, reason)| doctor::Unread { kind, reason })
+                .collect(),
+            captured: None,
+        })
     }
-    Ok(Snapshot {
-        objects: snap.objects,
-        secrets: snap.secrets_listed,
-        namespace,
-        unread: snap
-            .unread
-            .into_iter()
-            .map(|(kind, reason)| doctor::Unread { kind, reason })
-            .collect(),
-        captured: None,
-    })
+
+    /// When ages are judged: `now` if given, else when the bundle was captured, else now.
+    pub(super) fn judged_at(
+        &self,
+        now: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> chrono::DateTime<chrono::Utc> {
+        now.or(self.captured).unwrap_or_else(chrono::Utc::now)
+    }
+
+    /// Doctor's report of the objects at `now`, with the default stuck-after: what tree,
+    /// trace and wait build on.
+    pub(super) fn report(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        namespace: Option<String>,
+        service_set: Option<String>,
+    ) -> Result<doctor::Report, CliError> {
+        let options = Options {
+            now,
+            stuck_after: crate::api::duration::flag(DEFAULT_STUCK_AFTER)
+                .map_err(CliError::Fatal)?,
+            namespace,
+            service_set,
+            secrets_collected: self.secrets,
+            unread: self.unread.clone(),
+        };
+        Ok(doctor::diagnose(&self.objects, &options))
+    }
 }
 
 pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {

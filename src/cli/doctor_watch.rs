@@ -7,10 +7,10 @@ use std::collections::HashSet;
 
 use chrono::{SecondsFormat, Utc};
 
-use super::doctor::{DoctorArgs, select_service_sets, without_secret_data};
+use super::doctor::{DoctorArgs, Snapshot, select_service_sets, without_secret_data};
 use super::{CliError, CliResult, EXIT_OK, GlobalArgs, Io, OutputFormat};
 use crate::cluster::Cluster;
-use crate::core::doctor::{self, Options, Unread};
+use crate::core::doctor::{self, Options};
 use crate::core::provider;
 use crate::core::timeline::{self, Frame};
 use crate::output::eval::Paint;
@@ -45,9 +45,7 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .next_snapshot(&mut watch, None)
             .map_err(|e| CliError::Fatal(e.message))?
             .ok_or_else(|| CliError::Fatal("the watches stopped".into()))?;
-        for note in &snap.notes {
-            writeln!(io.stderr, "note: {note}")?;
-        }
+        let snap = Snapshot::live(snap, namespace.clone(), io)?;
         let objects =
             select_service_sets(without_secret_data(snap.objects), args.selector.as_ref());
         let now = Utc::now();
@@ -58,12 +56,8 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
                 stuck_after: args.stuck_after,
                 namespace: namespace.clone(),
                 service_set: service_set.clone(),
-                secrets_collected: snap.secrets_listed,
-                unread: snap
-                    .unread
-                    .into_iter()
-                    .map(|(kind, reason)| Unread { kind, reason })
-                    .collect(),
+                secrets_collected: snap.secrets,
+                unread: snap.unread,
             },
         );
         let frame = timeline::frame(&report);

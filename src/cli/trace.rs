@@ -4,10 +4,9 @@
 
 use clap::Args;
 
-use super::doctor::{ObjectsArgs, Snapshot, snapshot};
+use super::doctor::{ObjectsArgs, snapshot};
 use super::{CliError, CliResult, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use crate::api::kinds;
-use crate::core::doctor::{self, Options};
 use crate::core::trace::{self, ClusterFilter, Start};
 use crate::output::trace as render;
 
@@ -125,13 +124,7 @@ fn is_cluster_deployment(kind: &str) -> bool {
 }
 
 pub fn run(args: &TraceArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
-    let Snapshot {
-        objects,
-        secrets,
-        namespace,
-        unread,
-        captured,
-    } = snapshot(&args.objects.from, args.objects.all_namespaces, global, io)?;
+    let snap = snapshot(&args.objects.from, args.objects.all_namespaces, global, io)?;
     let start = args.start.clone().unwrap_or(Start::Everything);
     // A ClusterProfile is cluster-scoped: naming one looks at its ServiceSet everywhere.
     let namespace = match start {
@@ -139,30 +132,16 @@ pub fn run(args: &TraceArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             cluster_scoped: true,
             ..
         } => None,
-        _ => namespace,
+        _ => snap.namespace.clone(),
     };
-    let now = args
-        .objects
-        .now
-        .or(captured)
-        .unwrap_or_else(chrono::Utc::now);
-    let report = doctor::diagnose(
-        &objects,
-        &Options {
-            now,
-            stuck_after: crate::api::duration::flag(super::doctor::DEFAULT_STUCK_AFTER)
-                .map_err(CliError::Fatal)?,
-            namespace: None,
-            service_set: match &start {
-                Start::ServiceSet(name) => Some(name.clone()),
-                _ => None,
-            },
-            secrets_collected: secrets,
-            unread,
-        },
-    );
+    let now = snap.judged_at(args.objects.now);
+    let service_set = match &start {
+        Start::ServiceSet(name) => Some(name.clone()),
+        _ => None,
+    };
+    let report = snap.report(now, None, service_set)?;
     let t = trace::trace(
-        &objects,
+        &snap.objects,
         &report,
         &start,
         &trace::Options {

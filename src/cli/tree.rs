@@ -3,10 +3,9 @@
 
 use clap::Args;
 
-use super::doctor::{ObjectsArgs, Snapshot, snapshot};
+use super::doctor::{ObjectsArgs, snapshot};
 use super::{CliError, CliResult, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use crate::api::kinds;
-use crate::core::doctor::{self, Options};
 use crate::core::tree::{self, Focus};
 use crate::output::tree as render;
 
@@ -66,37 +65,16 @@ pub(super) fn focus_arg(text: &str) -> Result<Focus, String> {
 }
 
 pub fn run(args: &TreeArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
-    let Snapshot {
-        objects,
-        secrets,
-        namespace,
-        unread,
-        captured,
-    } = snapshot(&args.objects.from, args.objects.all_namespaces, global, io)?;
+    let snap = snapshot(&args.objects.from, args.objects.all_namespaces, global, io)?;
     // A MultiClusterService is cluster-scoped: naming one looks at its clusters everywhere.
     let namespace = match args.focus {
         Some(Focus::MultiClusterService(_)) => None,
-        _ => namespace,
+        _ => snap.namespace.clone(),
     };
-    let now = args
-        .objects
-        .now
-        .or(captured)
-        .unwrap_or_else(chrono::Utc::now);
-    let report = doctor::diagnose(
-        &objects,
-        &Options {
-            now,
-            stuck_after: crate::api::duration::flag(super::doctor::DEFAULT_STUCK_AFTER)
-                .map_err(CliError::Fatal)?,
-            namespace: namespace.clone(),
-            service_set: None,
-            secrets_collected: secrets,
-            unread,
-        },
-    );
+    let now = snap.judged_at(args.objects.now);
+    let report = snap.report(now, namespace.clone(), None)?;
     let t = tree::tree(
-        &objects,
+        &snap.objects,
         &report,
         &tree::Options {
             now,

@@ -12,7 +12,6 @@ use super::doctor::{ObjectsArgs, Snapshot, snapshot, without_secret_data};
 use super::tree::{focus_arg, focus_words};
 use super::{CliError, CliResult, EXIT_FINDINGS, EXIT_OK, EXIT_TIMEOUT, GlobalArgs, Io};
 use crate::cluster::Cluster;
-use crate::core::doctor::{self, Options, Unread};
 use crate::core::provider;
 use crate::core::tree::Focus;
 use crate::core::wait::{self, Judgement, Outcome};
@@ -88,20 +87,8 @@ pub fn run(args: &WaitArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             progress.timed_out(io.stdout, &why)?;
             return Ok(EXIT_TIMEOUT);
         };
-        for note in &snap.notes {
-            writeln!(io.stderr, "note: {note}")?;
-        }
-        let snap = Snapshot {
-            objects: without_secret_data(snap.objects),
-            secrets: snap.secrets_listed,
-            namespace: None,
-            unread: snap
-                .unread
-                .into_iter()
-                .map(|(kind, reason)| Unread { kind, reason })
-                .collect(),
-            captured: None,
-        };
+        let mut snap = Snapshot::live(snap, None, io)?;
+        snap.objects = without_secret_data(snap.objects);
         let judged = match judgement(&args.target, &namespace, snap, None) {
             Ok(j) => j,
             // Gone while waited for: it will not come back by itself.
@@ -140,19 +127,7 @@ fn judgement(
     snap: Snapshot,
     now: Option<DateTime<Utc>>,
 ) -> Result<Judgement, CliError> {
-    let now = now.or(snap.captured).unwrap_or_else(Utc::now);
-    let report = doctor::diagnose(
-        &snap.objects,
-        &Options {
-            now,
-            stuck_after: crate::api::duration::flag(super::doctor::DEFAULT_STUCK_AFTER)
-                .map_err(CliError::Fatal)?,
-            namespace: None,
-            service_set: None,
-            secrets_collected: snap.secrets,
-            unread: snap.unread,
-        },
-    );
+    let report = snap.report(snap.judged_at(now), None, None)?;
     wait::judge(&snap.objects, &report, target, namespace).ok_or_else(|| {
         let where_ = match target {
             Focus::MultiClusterService(_) => String::new(),

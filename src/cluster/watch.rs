@@ -93,7 +93,8 @@ impl Cluster {
                 _ => Api::all_with(self.client.clone(), ar),
             };
             let tx = tx.clone();
-            let stream = watcher(api, caps);
+            // kube's watcher, with its default backoff between failed attempts.
+            let stream = watcher::watcher(api, watcher::Config::default()).default_backoff();
             tasks.push(self.runtime.spawn(async move {
                 let mut stream = std::pin::pin!(stream);
                 while let Some(event) = stream.next().await {
@@ -142,13 +143,12 @@ impl Cluster {
             }
             if first {
                 let mut objects = watch.current();
+                let watched = objects.len();
                 let mut unread = std::mem::take(&mut watch.unread);
                 let secrets_listed =
                     self.doctor_rest(&mut watch.plan, &mut objects, &mut unread)?;
-                let listed = objects.len();
-                let watched = watch.kinds.iter().map(|k| k.objects.len()).sum::<usize>();
                 watch.rest = Some(Rest {
-                    objects: objects.split_off(watched.min(listed)),
+                    objects: objects.split_off(watched),
                     secrets_listed,
                 });
                 watch.unread = unread;
@@ -184,14 +184,6 @@ impl Cluster {
             .map(Some)
             .ok_or_else(|| ClusterError::new("the watches stopped".to_string()))
     }
-}
-
-/// A watcher of the kind: kube's, with its default backoff between failed attempts.
-fn watcher(
-    api: Api<DynamicObject>,
-    _caps: &ApiCapabilities,
-) -> impl futures::Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send + 'static {
-    watcher::watcher(api, watcher::Config::default()).default_backoff()
 }
 
 impl Watch {

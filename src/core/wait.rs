@@ -118,15 +118,7 @@ pub fn judge(
                 .collect();
             // kcm's own account of the targets: one not deployed with no ServiceSet yet.
             for t in ServiceSource(mcs).matching_clusters() {
-                let has_set = s.iter().any(|s| {
-                    if t.is_management() {
-                        s.self_management()
-                    } else {
-                        !s.self_management()
-                            && s.namespace() == t.namespace()
-                            && s.cluster() == t.name()
-                    }
-                });
+                let has_set = s.iter().any(|s| t.is_target_of(*s));
                 if !has_set {
                     let target = if t.is_management() {
                         "the management cluster".to_string()

@@ -564,6 +564,17 @@ impl<'a> MatchingCluster<'a> {
     pub fn is_management(self) -> bool {
         self.kind() != "ClusterDeployment"
     }
+    /// The entry is the target the ServiceSet deploys to: the management cluster for
+    /// self-management, otherwise its ClusterDeployment.
+    pub fn is_target_of(self, ss: ServiceSet) -> bool {
+        if ss.self_management() {
+            self.is_management()
+        } else {
+            !self.is_management()
+                && self.namespace() == ss.namespace()
+                && self.name() == ss.cluster()
+        }
+    }
     /// The MultiClusterServices a blocked target waits on, with what kcm says of each
     /// (`blockedMessage`: `... waiting on a (ServiceSet not yet created), b (1/2 services
     /// deployed) and 2 more`).

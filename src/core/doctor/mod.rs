@@ -127,6 +127,9 @@ pub struct ServiceView {
     /// What the Flux object says, through the same mapping the adapter uses.
     pub observed: Option<String>,
     pub flux_object: Option<String>,
+    /// The provider object `flux_object` names (the Flux object, or the ClusterSummary).
+    #[serde(skip)]
+    pub provider_object: Option<ObjectId>,
     pub source: Option<String>,
     /// The ServiceSet that owns the release this service conflicts on
     /// (`ServiceSet/<namespace>/<name>`), when another one does.
@@ -147,6 +150,7 @@ impl ServiceView {
                 .filter(|s| !s.is_empty()),
             observed: None,
             flux_object: None,
+            provider_object: None,
             source: None,
             owner: None,
             findings: Vec::new(),

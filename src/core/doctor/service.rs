@@ -241,6 +241,7 @@ impl<'a> Doctor<'a, '_> {
             name: Object(flux).name(),
         };
         view.flux_object = Some(named.display.clone());
+        view.provider_object = Some(Object(flux).id());
         s.chain.push(named.display.clone());
         let source = self.source_of(flux);
         view.source = source.map(|x| Object(x).display());

@@ -91,6 +91,7 @@ impl Doctor<'_, '_> {
         let s = self.at_summary(ss, svc, status, summary, ty, label);
         view.observed = Some(s.mapped.state.as_str().into());
         let (rel_ns, rel_name) = s.release;
+        view.provider_object = Some(summary.meta().id());
         view.flux_object = Some(match ty {
             ServiceType::Helm => format!("{} release {rel_ns}/{rel_name}", s.summary_disp),
             ServiceType::Kustomize => format!("{} feature Kustomize", s.summary_disp),

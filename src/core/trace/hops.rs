@@ -45,17 +45,6 @@ fn condition_words(o: Object, type_: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The first `Kind/namespace/name` of doctor's words about an object.
-fn object_of(words: &str) -> Option<(&str, &str, &str)> {
-    let first = words.split_whitespace().next()?;
-    let mut parts = first.splitn(3, '/');
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(k), Some(ns), Some(n)) => Some((k, ns, n)),
-        (Some(k), Some(n), None) => Some((k, "", n)),
-        _ => None,
-    }
-}
-
 pub(super) fn service_trace(
     index: &Index,
     report: &Report,
@@ -99,8 +88,8 @@ fn provider_hops(
     let seen = sv.and_then(|s| s.flux_object.as_deref());
     let observed = sv.and_then(|s| s.observed.clone()).unwrap_or_default();
     if sveltos {
-        let cs = match seen.and_then(object_of) {
-            Some((_, ns, name)) => index.find(&kinds::CLUSTER_SUMMARY, ns, name),
+        let cs = match sv.and_then(|s| s.provider_object.as_ref()) {
+            Some(id) => index.find(&kinds::CLUSTER_SUMMARY, &id.namespace, &id.name),
             None => index.summary_of(ss),
         };
         if let Some(cs) = cs {
@@ -159,8 +148,10 @@ fn provider_hops(
         hops.push(hop(kind.kind, ns, ss.name(), profile, facts));
         return;
     }
-    let flux = match seen.and_then(object_of) {
-        Some((kind, ns, name)) => kinds::flux_object(kind).and_then(|k| index.find(k, ns, name)),
+    let flux = match sv.and_then(|s| s.provider_object.as_ref()) {
+        Some(id) => {
+            kinds::flux_object(&id.kind).and_then(|k| index.find(k, &id.namespace, &id.name))
+        }
         None => index.flux_of(ss, svc_name),
     };
     let Some(flux) = flux else {
@@ -260,15 +251,7 @@ fn origin_hops(index: &Index, ss: ServiceSet, hops: &mut Vec<Hop>) {
         let mut facts = Facts::default();
         if let Some(m) = mcs {
             let m = ServiceSource(m);
-            let entry = m.matching_clusters().find(|t| {
-                if ss.self_management() {
-                    t.is_management()
-                } else {
-                    !t.is_management()
-                        && t.namespace() == ss.namespace()
-                        && t.name() == ss.cluster()
-                }
-            });
+            let entry = m.matching_clusters().find(|t| t.is_target_of(ss));
             facts.add(
                 "matched",
                 match entry {

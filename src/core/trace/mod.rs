@@ -17,9 +17,9 @@ use serde_json::Value;
 use crate::api::Object;
 use crate::api::kcm::ServiceSet;
 use crate::api::kinds::{self, Kind};
-use crate::api::naming::{LABEL_SERVICE, LABEL_SERVICESET, label_value};
+use crate::api::naming::label_value;
 use crate::api::sveltos::{ClusterSummary, ProfileKind};
-use crate::core::doctor::{Report, ServiceSetView};
+use crate::core::doctor::{Report, ServiceSetView, Snapshot};
 
 /// The version of the JSON/YAML document.
 pub const VERSION: u32 = 1;
@@ -142,63 +142,38 @@ pub struct Finding {
     pub hint: Option<String>,
 }
 
-/// The objects of a snapshot by kind and key, and the provider objects by what names their
-/// ServiceSet: the Flux adapter's labels, a ClusterSummary's Profile label.
+/// The objects, indexed as doctor indexes them (by kind, by key, the Flux objects by the
+/// adapter's labels), and the ClusterSummaries by the Profile their label names.
 struct Index<'a> {
-    by_key: HashMap<(&'a str, &'a str, &'a str), &'a Value>,
-    by_kind: HashMap<&'a str, Vec<&'a Value>>,
-    /// (namespace, serviceset label, service label) -> HelmRelease or Kustomization.
-    flux: HashMap<(&'a str, &'a str, &'a str), &'a Value>,
+    snap: Snapshot<'a>,
     /// (Profile or ClusterProfile, its name) -> ClusterSummaries.
     summaries: HashMap<(ProfileKind, &'a str), Vec<&'a Value>>,
 }
 
 impl<'a> Index<'a> {
     fn new(objects: &'a [Value]) -> Index<'a> {
-        let mut by_key = HashMap::new();
-        let mut by_kind: HashMap<&str, Vec<&Value>> = HashMap::new();
-        let mut flux = HashMap::new();
+        let snap = Snapshot::new(objects);
         let mut summaries: HashMap<_, Vec<&Value>> = HashMap::new();
-        for o in objects {
-            let m = Object(o);
-            by_key
-                .entry((m.kind(), m.namespace(), m.name()))
-                .or_insert(o);
-            by_kind.entry(m.kind()).or_default().push(o);
-            if kinds::flux_object(m.kind()).is_some() {
-                let (set, svc) = (m.label(LABEL_SERVICESET), m.label(LABEL_SERVICE));
-                if !set.is_empty() && !svc.is_empty() {
-                    flux.entry((m.namespace(), set, svc)).or_insert(o);
-                }
-            }
-            if m.kind() == kinds::CLUSTER_SUMMARY.kind
-                && let Some(profile) = ClusterSummary(o).profile()
-            {
-                summaries.entry(profile).or_default().push(o);
+        for cs in snap.all(kinds::CLUSTER_SUMMARY.kind) {
+            if let Some(profile) = ClusterSummary(cs).profile() {
+                summaries.entry(profile).or_default().push(*cs);
             }
         }
-        Index {
-            by_key,
-            by_kind,
-            flux,
-            summaries,
-        }
+        Index { snap, summaries }
     }
 
     fn find(&self, kind: &Kind, namespace: &str, name: &str) -> Option<&'a Value> {
-        self.by_key.get(&(kind.kind, namespace, name)).copied()
+        self.snap.find(kind.kind, namespace, name)
     }
 
     fn all(&self, kind: &Kind) -> &[&'a Value] {
-        self.by_kind.get(kind.kind).map_or(&[], Vec::as_slice)
+        self.snap.all(kind.kind)
     }
 
     /// The Flux object the adapter labelled for a service of a ServiceSet.
     fn flux_of(&self, ss: ServiceSet, service: &str) -> Option<&'a Value> {
         let (set, svc) = (label_value(ss.name()), label_value(service));
-        self.flux
-            .get(&(ss.namespace(), set.as_str(), svc.as_str()))
-            .copied()
+        self.snap.flux_by_labels(ss.namespace(), &set, &svc)
     }
 
     /// The ClusterSummary of a ServiceSet's Profile (in its namespace) or ClusterProfile.

@@ -155,36 +155,26 @@ fn profile_sets<'a>(
         })
         .collect();
     let mut picks = Vec::new();
+    let named_sets = || {
+        index
+            .all(&kinds::SERVICE_SET)
+            .iter()
+            .filter(|s| Object(s).name() == name)
+            .map(|s| Object(s).namespace().to_string())
+    };
     let set_namespaces: Vec<String> = if profiles.is_empty() {
         // The Profile may be gone while its ClusterSummary stays: look for the ServiceSet.
         match namespace {
             Some(ns) => vec![ns.to_string()],
-            None => index
-                .all(&kinds::SERVICE_SET)
-                .iter()
-                .filter(|s| Object(s).name() == name)
-                .map(|s| Object(s).namespace().to_string())
-                .collect(),
+            None => named_sets().collect(),
         }
+    } else if cluster_scoped {
+        // A ClusterProfile's owner reference names no namespace: the ServiceSet of its name.
+        named_sets().take(1).collect()
     } else {
         profiles
             .iter()
-            .map(|p| {
-                let owner = Object(p)
-                    .owner_references()
-                    .find(|r| r.kind() == kinds::SERVICE_SET.kind);
-                match (cluster_scoped, owner) {
-                    (false, _) => Object(p).namespace().to_string(),
-                    (true, Some(o)) if !o.namespace().is_empty() => o.namespace().to_string(),
-                    // An owner reference has no namespace: the ServiceSet of that name.
-                    (true, _) => index
-                        .all(&kinds::SERVICE_SET)
-                        .iter()
-                        .find(|s| Object(s).name() == name)
-                        .map(|s| Object(s).namespace().to_string())
-                        .unwrap_or_default(),
-                }
-            })
+            .map(|p| Object(p).namespace().to_string())
             .collect()
     };
     for ns in set_namespaces {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::api::naming::{LABEL_SERVICE, LABEL_SERVICESET};
 use crate::core::doctor;
 use serde_json::json;
 
