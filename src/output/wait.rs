@@ -16,7 +16,9 @@ pub struct Progress {
     /// The terminal's columns.
     width: usize,
     color: bool,
-    started: Instant,
+    /// When the first judgement was shown: log lines are timed from it (a dump's one
+    /// judgement is at 0s however long reading it took).
+    started: Option<Instant>,
     shown: BTreeMap<(String, String), Option<String>>,
     pending: Vec<String>,
     /// Lines drawn last on the terminal (redrawn in place).
@@ -30,7 +32,7 @@ impl Progress {
             tty,
             width,
             color,
-            started: Instant::now(),
+            started: None,
             shown: BTreeMap::new(),
             pending: Vec::new(),
             drawn: 0,
@@ -82,7 +84,11 @@ impl Progress {
             lines += left;
             self.drawn = lines;
         } else {
-            let at = self.started.elapsed().as_secs();
+            let at = self
+                .started
+                .get_or_insert_with(Instant::now)
+                .elapsed()
+                .as_secs();
             for s in &j.services {
                 let key = (s.service_set.clone(), s.service.clone());
                 if self.shown.get(&key) != Some(&s.state) {
