@@ -3,6 +3,7 @@
 //! a version's openAPI schema (arbitrary shapes) is the schema room's; this view hands it the
 //! schema.
 
+use crate::api::meta::At;
 use serde_json::Value;
 
 use super::meta::{Object, bool_at, items_at, opt_str_at};
@@ -45,12 +46,12 @@ impl<'a> CustomResourceDefinition<'a> {
     }
     /// `spec.validation.openAPIV3Schema`: the legacy schema of every version, if set.
     pub fn legacy_schema(self) -> Option<&'a Value> {
-        self.0.pointer("/spec/validation/openAPIV3Schema")
+        self.0.at("/spec/validation/openAPIV3Schema")
     }
     /// `spec.subresources.status` is set (the legacy form's status subresource).
     pub fn legacy_status_subresource(self) -> bool {
         self.0
-            .pointer("/spec/subresources/status")
+            .at("/spec/subresources/status")
             .is_some_and(|s| !s.is_null())
     }
     /// `spec.versions[]` (none when absent or not a list).
@@ -72,7 +73,7 @@ impl<'a> CustomResourceDefinition<'a> {
         version
             .0
             .get("subresources")
-            .or(self.0.pointer("/spec/subresources"))
+            .or(self.0.at("/spec/subresources"))
             .and_then(|s| s.get("status"))
             .is_some_and(|s| !s.is_null())
     }
@@ -97,7 +98,7 @@ impl<'a> CrdVersion<'a> {
     }
     /// `schema.openAPIV3Schema`, if set.
     pub fn schema(self) -> Option<&'a Value> {
-        self.0.pointer("/schema/openAPIV3Schema")
+        self.0.at("/schema/openAPIV3Schema")
     }
 }
 

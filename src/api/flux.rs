@@ -1,6 +1,7 @@
 //! Typed views of the Flux objects: the HelmRelease or Kustomization of a service, and the
 //! sources they read (kinds in [`super::kinds::FLUX_SOURCES`]).
 
+use crate::api::meta::At;
 use serde_json::Value;
 
 use super::kinds;
@@ -25,16 +26,16 @@ impl<'a> FluxObject<'a> {
 
     /// `spec.suspend` is true.
     pub fn suspended(self) -> bool {
-        self.0.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
+        self.0.at("/spec/suspend").and_then(Value::as_bool) == Some(true)
     }
 
     /// The kind of the source the object names (`spec.chartRef`, `spec.chart.spec.sourceRef`
     /// or `spec.sourceRef`), or "".
     pub fn source_kind(self) -> &'a str {
         self.0
-            .pointer("/spec/chartRef/kind")
-            .or_else(|| self.0.pointer("/spec/chart/spec/sourceRef/kind"))
-            .or_else(|| self.0.pointer("/spec/sourceRef/kind"))
+            .at("/spec/chartRef/kind")
+            .or_else(|| self.0.at("/spec/chart/spec/sourceRef/kind"))
+            .or_else(|| self.0.at("/spec/sourceRef/kind"))
             .and_then(Value::as_str)
             .unwrap_or("")
     }
@@ -44,24 +45,24 @@ impl<'a> FluxObject<'a> {
     /// ([`Self::generated_chart`]), or the Kustomization's sourceRef. A reference without a
     /// namespace is in the object's.
     pub fn source(self) -> Option<SourceRef> {
-        if let Some(r) = self.0.pointer("/spec/chartRef") {
+        if let Some(r) = self.0.at("/spec/chartRef") {
             return Some(self.reference(r));
         }
-        if self.0.pointer("/spec/chart/spec/sourceRef").is_some() {
+        if self.0.at("/spec/chart/spec/sourceRef").is_some() {
             return self.generated_chart();
         }
-        self.0.pointer("/spec/sourceRef").map(|r| self.reference(r))
+        self.0.at("/spec/sourceRef").map(|r| self.reference(r))
     }
 
     /// A HelmRelease's `spec.chartRef` (a HelmChart or an OCIRepository).
     pub fn chart_ref(self) -> Option<SourceRef> {
-        self.0.pointer("/spec/chartRef").map(|r| self.reference(r))
+        self.0.at("/spec/chartRef").map(|r| self.reference(r))
     }
 
     /// A `chart.spec` HelmRelease's repository (`spec.chart.spec.sourceRef`).
     pub fn chart_repository(self) -> Option<SourceRef> {
         self.0
-            .pointer("/spec/chart/spec/sourceRef")
+            .at("/spec/chart/spec/sourceRef")
             .map(|r| self.reference(r))
     }
 
@@ -131,7 +132,7 @@ impl<'a> FluxObject<'a> {
                 .and_then(Value::as_i64)
                 .is_some_and(|g| g > 0)
             || nonempty_arr(st.get("history"))
-            || nonempty_arr(st.pointer("/inventory/entries"))
+            || nonempty_arr(st.at("/inventory/entries"))
     }
 }
 
@@ -154,7 +155,7 @@ impl<'a> FluxSource<'a> {
     }
     /// A HelmChart's `spec.sourceRef`: the repository it is fetched from.
     pub fn chart_source(self) -> ObjectRef<'a> {
-        ObjectRef(self.0.pointer("/spec/sourceRef").unwrap_or(&Value::Null))
+        ObjectRef(self.0.at("/spec/sourceRef").unwrap_or(&Value::Null))
     }
     /// `status.artifact.revision`: what the source last fetched ("" before it did).
     pub fn artifact_revision(self) -> &'a str {
@@ -181,10 +182,7 @@ impl<'a> FluxSource<'a> {
         self.object_ref("/spec/certSecretRef")
     }
     fn object_ref(self, pointer: &str) -> Option<ObjectRef<'a>> {
-        self.0
-            .pointer(pointer)
-            .filter(|v| v.is_object())
-            .map(ObjectRef)
+        self.0.at(pointer).filter(|v| v.is_object()).map(ObjectRef)
     }
 }
 

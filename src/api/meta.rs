@@ -13,6 +13,38 @@ use serde_json::{Map, Value};
 // The pointer helpers stay inside `api`: every other room reads a field through a view
 // (ARCHITECTURE.md, "No room reads a Kubernetes object's fields except through a view").
 
+/// [`Value::pointer`] without its cost: it allocates a string per token of the pointer
+/// (to undo `~` escapes), and the views read fields through pointers on every object of a
+/// fleet. Same results, escapes included.
+pub(in crate::api) trait At {
+    /// The value at a JSON pointer (RFC 6901).
+    fn at(&self, pointer: &str) -> Option<&Value>;
+}
+
+impl At for Value {
+    fn at(&self, pointer: &str) -> Option<&Value> {
+        if pointer.contains('~') {
+            return self.pointer(pointer);
+        }
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        pointer
+            .strip_prefix('/')?
+            .split('/')
+            .try_fold(self, |v, token| match v {
+                Value::Object(m) => m.get(token),
+                // An index as serde_json reads one: no sign, no leading zero.
+                Value::Array(a)
+                    if !token.starts_with('+') && (token == "0" || !token.starts_with('0')) =>
+                {
+                    token.parse::<usize>().ok().and_then(|i| a.get(i))
+                }
+                _ => None,
+            })
+    }
+}
+
 /// The string at a JSON pointer, or "" (absent, null, or not a string).
 pub(in crate::api) fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
     opt_str_at(v, pointer).unwrap_or("")
@@ -20,22 +52,22 @@ pub(in crate::api) fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
 
 /// The string at a JSON pointer, if there is one.
 pub(in crate::api) fn opt_str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
-    v.pointer(pointer).and_then(Value::as_str)
+    v.at(pointer).and_then(Value::as_str)
 }
 
 /// The bool at a JSON pointer, if it is one.
 pub(in crate::api) fn bool_at(v: &Value, pointer: &str) -> Option<bool> {
-    v.pointer(pointer).and_then(Value::as_bool)
+    v.at(pointer).and_then(Value::as_bool)
 }
 
 /// The integer at a JSON pointer, if it is one.
 pub(in crate::api) fn i64_at(v: &Value, pointer: &str) -> Option<i64> {
-    v.pointer(pointer).and_then(Value::as_i64)
+    v.at(pointer).and_then(Value::as_i64)
 }
 
 /// The items of the list at a JSON pointer (none when absent or not a list).
 pub(in crate::api) fn items_at<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
-    v.pointer(pointer)
+    v.at(pointer)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
@@ -132,12 +164,12 @@ impl<'a> Object<'a> {
 
     /// `metadata.name` when it is set (possibly empty).
     pub fn name_if_set(self) -> Option<&'a str> {
-        self.0.pointer("/metadata/name").and_then(Value::as_str)
+        self.0.at("/metadata/name").and_then(Value::as_str)
     }
 
     /// `metadata.uid` when it is set (possibly empty).
     pub fn uid_if_set(self) -> Option<&'a str> {
-        self.0.pointer("/metadata/uid").and_then(Value::as_str)
+        self.0.at("/metadata/uid").and_then(Value::as_str)
     }
 
     pub fn resource_version(self) -> &'a str {
@@ -145,9 +177,7 @@ impl<'a> Object<'a> {
     }
 
     pub fn generation(self) -> Option<i64> {
-        self.0
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
+        self.0.at("/metadata/generation").and_then(Value::as_i64)
     }
 
     pub fn id(self) -> ObjectId {
@@ -172,7 +202,7 @@ impl<'a> Object<'a> {
 
     /// `metadata.labels` (null when absent).
     pub fn labels(self) -> &'a Value {
-        self.0.pointer("/metadata/labels").unwrap_or(&Value::Null)
+        self.0.at("/metadata/labels").unwrap_or(&Value::Null)
     }
 
     /// The value of a label, or "".
@@ -187,7 +217,7 @@ impl<'a> Object<'a> {
 
     pub fn has_annotation(self, key: &str) -> bool {
         self.0
-            .pointer("/metadata/annotations")
+            .at("/metadata/annotations")
             .and_then(Value::as_object)
             .is_some_and(|a| a.contains_key(key))
     }
@@ -195,7 +225,7 @@ impl<'a> Object<'a> {
     /// `metadata.deletionTimestamp` is set (not null, not empty).
     pub fn is_deleting(self) -> bool {
         self.0
-            .pointer("/metadata/deletionTimestamp")
+            .at("/metadata/deletionTimestamp")
             .is_some_and(|v| !v.is_null() && v.as_str() != Some(""))
     }
 
@@ -240,7 +270,7 @@ impl<'a> Object<'a> {
     /// `metadata.annotations` when it is a map.
     pub fn annotations(self) -> Option<&'a Map<String, Value>> {
         self.0
-            .pointer("/metadata/annotations")
+            .at("/metadata/annotations")
             .and_then(Value::as_object)
     }
 
@@ -259,7 +289,7 @@ impl<'a> Object<'a> {
     /// `metadata.managedFields[]` (None when absent or not a list).
     pub fn managed_fields(self) -> Option<&'a [Value]> {
         self.0
-            .pointer("/metadata/managedFields")
+            .at("/metadata/managedFields")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
     }
@@ -284,7 +314,7 @@ impl<'a> Object<'a> {
 
     pub fn observed_generation(self) -> Option<i64> {
         self.0
-            .pointer("/status/observedGeneration")
+            .at("/status/observedGeneration")
             .and_then(Value::as_i64)
     }
 
@@ -356,6 +386,17 @@ impl<'a> ObjectRef<'a> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn at_finds_what_pointer_finds() {
+        let v = json!({"a": {"b/c": 1, "d~e": 2, "": 3, "l": [10, 11, {"x": 12}], "0": 4}});
+        for p in [
+            "", "/", "/a", "/a/b~1c", "/a/d~0e", "/a/", "/a/l/0", "/a/l/1", "/a/l/2/x", "/a/l/01",
+            "/a/l/+1", "/a/l/-1", "/a/l/3", "/a/0", "/a/l/x", "a", "/a/b/c", "/z",
+        ] {
+            assert_eq!(v.at(p), v.pointer(p), "{p:?}");
+        }
+    }
 
     #[test]
     fn object_id_groups_and_display() {

@@ -179,10 +179,7 @@ pub(super) fn snapshot(
     let mut snap = if from.is_empty() {
         live_snapshot(all_namespaces, global, io)?
     } else {
-        let objects: Vec<Value> = input::load_objects(from, io)?
-            .into_iter()
-            .map(|o| o.json)
-            .collect();
+        let objects = input::load_dump(from, io)?;
         let secrets = objects.iter().any(secret::is_secret);
         let namespace = global.cluster.namespace.clone();
         Snapshot {
@@ -354,9 +351,11 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
         _ => render::human(io.stdout, &report, io.color)?,
     }
-    Ok(if report.healthy() {
+    let code = if report.healthy() {
         EXIT_OK
     } else {
         EXIT_FINDINGS
-    })
+    };
+    super::leave_to_exit((objects, report));
+    Ok(code)
 }

@@ -263,18 +263,75 @@ pub fn load_objects(
     }
     for path in expanded.inputs {
         let source = read_source(&path?, io.stdin)?;
-        let loaded = crate::core::objects::load_values(&source);
-        if let Some(d) = loaded.diagnostics.first() {
-            let (pos, _) = d.position().unwrap_or_default();
-            return Err(InputError::new(
-                format!("{}:{}:{}", source.name(), pos.line, pos.column),
-                d.message.clone(),
-            )
-            .into());
-        }
-        out.extend(loaded.objects);
+        out.extend(objects_of(&source)?);
     }
     Ok(out)
+}
+
+/// Reads the objects of a dump (what doctor, tree, trace and wait read `--from`): as
+/// [`load_objects`], but values only, read without positions when the files allow it
+/// ([`objects::load_dump_values`](crate::core::objects::load_dump_values)); a file that does
+/// not is read with positions, which name the file, line and column of its first problem.
+pub fn load_dump(paths: &[PathBuf], io: &mut Io) -> Result<Vec<serde_json::Value>, CliError> {
+    let mut out = Vec::new();
+    let expanded = expand_paths(paths);
+    for note in &expanded.notes {
+        writeln!(io.stderr, "note: {note}")?;
+    }
+    let mut sources = Vec::new();
+    for path in expanded.inputs {
+        sources.push(read_source(&path?, io.stdin)?);
+    }
+    // The files are read at once, as many as there are cores; in their order after.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(sources.len());
+    let mut read: Vec<(usize, Option<Vec<serde_json::Value>>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(source) = sources.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, crate::core::objects::load_dump_values(source)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    read.sort_by_key(|(i, _)| *i);
+    for (i, values) in read {
+        match values {
+            Some(values) => out.extend(values),
+            None => out.extend(objects_of(&sources[i])?.into_iter().map(|o| o.json)),
+        }
+    }
+    Ok(out)
+}
+
+/// The objects of one source, or its first problem as an error at file:line:column.
+fn objects_of(source: &Arc<Source>) -> Result<Vec<crate::core::objects::LoadedObject>, CliError> {
+    let loaded = crate::core::objects::load_values(source);
+    if let Some(d) = loaded.diagnostics.first() {
+        let (pos, _) = d.position().unwrap_or_default();
+        return Err(InputError::new(
+            format!("{}:{}:{}", source.name(), pos.line, pos.column),
+            d.message.clone(),
+        )
+        .into());
+    }
+    Ok(loaded.objects)
 }
 
 fn too_large(name: &str, len: u64) -> InputError {

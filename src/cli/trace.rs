@@ -157,6 +157,7 @@ pub fn run(args: &TraceArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         OutputFormat::Yaml => render::yaml(io.stdout, &t)?,
         _ => render::human(io.stdout, &t, io.color)?,
     }
+    super::leave_to_exit((snap, report, t));
     Ok(EXIT_OK)
 }
 

@@ -99,6 +99,7 @@ pub fn run(args: &TreeArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         OutputFormat::Yaml => render::yaml(io.stdout, &t)?,
         _ => render::human(io.stdout, &t, io.color)?,
     }
+    super::leave_to_exit((snap, report, t));
     Ok(EXIT_OK)
 }
 

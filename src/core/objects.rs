@@ -68,11 +68,13 @@ pub struct Loaded {
     pub syntax_error: bool,
 }
 
-/// YAML nodes a file may hold when every object of it is kept (what `eval`, `check`,
-/// `render` and `doctor --from` read): a 10 MB dump of 5,000 objects holds about 600,000, a
-/// 10 MB file of 20,000 small manifests about 800,000. Converted to JSON, a node costs
-/// about 75 bytes when nothing else is kept (a file of tiny scalars).
-pub const MAX_FILE_NODES: usize = 1_500_000;
+/// YAML nodes (keys included) a file may hold when every object of it is kept (what `eval`,
+/// `check`, `render` and `doctor --from` read). Dumps hold one node per 12 to 17 bytes: the
+/// `doctor --save` bundle of 2,000 ServiceSets × 5 services (14,236 objects, 26.6 MB) about
+/// 2 million, so a dump at the 32 MiB input limit about 2.5 million; this bound lets every
+/// such dump through. Converted to JSON, a node costs about 75 bytes when nothing else is
+/// kept (a file of tiny scalars): 225 MB at the bound.
+pub const MAX_FILE_NODES: usize = 3_000_000;
 
 /// Objects a file may hold when every one is kept. Each costs about 1 KiB beyond its nodes
 /// (its JSON maps, its place in indexes and reports): 10 MB of tiny objects would be 220,000
@@ -229,36 +231,14 @@ fn push_objects(
     let mut work = vec![(root, json, None)];
     while let Some((node, mut json, item)) = work.pop() {
         let kind = json.get("kind").and_then(Value::as_str).unwrap_or("");
-        if secret::is_list_kind(kind)
-            && matches!(json.get("items"), Some(Value::Array(_)))
-            && node.get("items").and_then(Node::as_seq).is_some()
-        {
+        if is_list(&json) && node.get("items").and_then(Node::as_seq).is_some() {
             let kind = kind.to_string();
-            // The API server leaves apiVersion and kind out of the items of a `<Kind>List`.
-            let item_type = kind
-                .strip_suffix("List")
-                .filter(|k| !k.is_empty())
-                .map(|k| {
-                    let api_version = json.get("apiVersion").cloned();
-                    (k.to_string(), api_version)
-                });
-            let Some(Value::Array(items)) = json.as_object_mut().and_then(|m| m.remove("items"))
-            else {
+            let Some(items) = list_items(&mut json) else {
                 continue;
             };
             let nodes = take_items(node);
             let mut expanded = Vec::with_capacity(items.len());
-            for (i, (mut item, node)) in items.into_iter().zip(nodes).enumerate() {
-                if let (Some((kind, api_version)), Value::Object(m)) = (&item_type, &mut item)
-                    && m.get("kind").is_none()
-                {
-                    m.insert("kind".into(), kind.as_str().into());
-                    if let Some(v) = api_version
-                        && m.get("apiVersion").is_none()
-                    {
-                        m.insert("apiVersion".into(), v.clone());
-                    }
-                }
+            for (i, (item, node)) in items.into_iter().zip(nodes).enumerate() {
                 if !item.is_object() {
                     loaded.diagnostics.push(
                         Diagnostic::error(
@@ -300,6 +280,101 @@ fn push_objects(
             json,
         });
     }
+}
+
+/// Whether a value is a List (`kind: List` or `<Kind>List`) whose items kubectl would expand.
+fn is_list(json: &Value) -> bool {
+    secret::is_list_kind(json.get("kind").and_then(Value::as_str).unwrap_or(""))
+        && matches!(json.get("items"), Some(Value::Array(_)))
+}
+
+/// The items of a List, moved out of it. The API server leaves apiVersion and kind out of
+/// the items of a `<Kind>List`: they are given its kind without the suffix, and its apiVersion.
+fn list_items(json: &mut Value) -> Option<Vec<Value>> {
+    let item_type = json
+        .get("kind")
+        .and_then(Value::as_str)
+        .and_then(|k| k.strip_suffix("List"))
+        .filter(|k| !k.is_empty())
+        .map(|k| (k.to_string(), json.get("apiVersion").cloned()));
+    let Some(Value::Array(mut items)) = json.as_object_mut().and_then(|m| m.remove("items")) else {
+        return None;
+    };
+    if let Some((kind, api_version)) = &item_type {
+        for item in &mut items {
+            if let Value::Object(m) = item
+                && m.get("kind").is_none()
+            {
+                m.insert("kind".into(), kind.as_str().into());
+                if let Some(v) = api_version
+                    && m.get("apiVersion").is_none()
+                {
+                    m.insert("apiVersion".into(), v.clone());
+                }
+            }
+        }
+    }
+    Some(items)
+}
+
+/// The objects of a dump, read without positions (what doctor, tree, trace and wait read
+/// `--from`): JSON read as JSON, YAML without node trees, Lists expanded as [`load_values`]
+/// expands them, within the same budgets ([`MAX_FILE_NODES`], [`MAX_FILE_OBJECTS`], depth).
+/// Several times faster than [`load_values`], and without its per-document bound on nodes (a
+/// `kubectl get -o yaml` List of a whole fleet is one document): no tree of a document is
+/// built. `None` when the source holds anything [`load_values`] would report (invalid text, a
+/// document that is not an object, a budget exceeded) or that only it reads (anchors and
+/// aliases): the caller loads it with [`load_values`], whose diagnostics say what and where.
+/// No value is shown from the source (it has no diagnostics), so no Secret span is hidden.
+pub fn load_dump_values(source: &Source) -> Option<Vec<Value>> {
+    let limits = yaml::Limits {
+        max_total_nodes: MAX_FILE_NODES,
+        ..yaml::Limits::default()
+    };
+    dump_values_within(source, &limits)
+}
+
+/// The threads a large YAML dump is read on.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+fn dump_values_within(source: &Source, limits: &yaml::Limits) -> Option<Vec<Value>> {
+    let text = source.text();
+    let docs = crate::diag::json::looks_like_json(text)
+        .then(|| crate::diag::json::values(text, limits))
+        .flatten()
+        .or_else(|| yaml::document_values_parallel(text, limits, threads()))?;
+    let mut out = Vec::new();
+    for doc in docs {
+        if !doc.is_object() {
+            return None;
+        }
+        let mut work = vec![(doc, false)];
+        while let Some((mut json, item)) = work.pop() {
+            if is_list(&json) {
+                let items = list_items(&mut json)?;
+                if !items.iter().all(Value::is_object) {
+                    return None;
+                }
+                work.extend(items.into_iter().rev().map(|i| (i, true)));
+                continue;
+            }
+            let typed = ["apiVersion", "kind"].iter().all(|f| {
+                json.get(f)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.is_empty())
+            });
+            if !item && !typed {
+                return None;
+            }
+            if out.len() == MAX_FILE_OBJECTS {
+                return None;
+            }
+            out.push(json);
+        }
+    }
+    Some(out)
 }
 
 /// The item nodes of a list's node, moved out of it (copied only from an alias).
@@ -353,6 +428,116 @@ fn missing_type(source: &Arc<Source>, root: &Node, json: &Value) -> Option<Diagn
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The values `load_values` gives, or None when it reports anything.
+    fn values_with_positions(source: &Arc<Source>) -> Option<Vec<Value>> {
+        let loaded = load_values(source);
+        loaded
+            .diagnostics
+            .is_empty()
+            .then(|| loaded.objects.into_iter().map(|o| o.json).collect())
+    }
+
+    #[test]
+    fn dumps_read_without_positions_give_the_same_objects() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut read = 0;
+        for dir in ["testdata/doctor", "testdata/examples", "examples"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let files: Vec<_> = if path.is_dir() {
+                    std::fs::read_dir(&path)
+                        .unwrap()
+                        .flatten()
+                        .map(|e| e.path())
+                        .collect()
+                } else {
+                    vec![path]
+                };
+                for file in files {
+                    if !matches!(
+                        file.extension().and_then(|e| e.to_str()),
+                        Some("yaml" | "yml" | "json")
+                    ) {
+                        continue;
+                    }
+                    let text = std::fs::read_to_string(&file).unwrap();
+                    let source = Source::new(file.display().to_string(), &text);
+                    let fast = load_dump_values(&source);
+                    if fast.is_some() {
+                        read += 1;
+                    }
+                    // Where the fast reader reads a file, it reads what the other does; where
+                    // it does not, the other reports the problem (or reads aliases).
+                    match (fast, values_with_positions(&source)) {
+                        (Some(f), Some(v)) => assert_eq!(f, v, "{}", file.display()),
+                        (Some(_), None) => panic!("{}: read past a problem", file.display()),
+                        (None, _) => {}
+                    }
+                    // The same objects as JSON.
+                    if let Some(v) = values_with_positions(&source) {
+                        let json = serde_json::to_string(&serde_json::json!({
+                            "apiVersion": "v1", "kind": "List", "items": v}))
+                        .unwrap();
+                        let as_json = load_dump_values(&Source::new("t.json", &json));
+                        assert_eq!(as_json, Some(v), "{} as JSON", file.display());
+                    }
+                }
+            }
+        }
+        assert!(read > 20, "{read} files read");
+    }
+
+    #[test]
+    fn dumps_with_problems_are_left_to_the_reader_with_positions() {
+        for text in [
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [}\n",
+            "- a\n",
+            "kind: ConfigMap\nmetadata: {name: a}\n",
+            "apiVersion: v1\nkind: List\nitems: [1]\n",
+            "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [[]]}",
+        ] {
+            let source = Source::new("t.yaml", text);
+            assert_eq!(load_dump_values(&source), None, "{text}");
+            assert!(!load_values(&source).diagnostics.is_empty(), "{text}");
+        }
+        // Aliases are read by the reader with positions only.
+        let source = Source::new(
+            "t.yaml",
+            "apiVersion: &v v1\nkind: ConfigMap\nmetadata: {name: *v}\n",
+        );
+        assert_eq!(load_dump_values(&source), None);
+        assert_eq!(
+            load_values(&source).objects[0].json["metadata"]["name"],
+            "v1"
+        );
+        // A List of a fleet in one document: no per-document bound without trees.
+        let item = "{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}";
+        let big = format!(
+            "apiVersion: v1\nkind: List\nitems:\n{}",
+            format!("- {item}\n").repeat(100)
+        );
+        let source = Source::new("big.yaml", &big);
+        let limits = yaml::Limits {
+            max_nodes: 500,
+            max_total_nodes: 10_000,
+            ..yaml::Limits::default()
+        };
+        let read = dump_values_within(&source, &limits);
+        assert_eq!(read.map(|v| v.len()), Some(100));
+        let mut nodes = 0;
+        let err = yaml::for_each_document(&source, &limits, &mut |_| nodes += 1);
+        assert!(err.is_some_and(|e| e.message.contains("more than 500 YAML nodes")));
+        // Past the file's budget, it is left to the reader with positions, which says so.
+        let limits = yaml::Limits {
+            max_total_nodes: 900,
+            ..limits
+        };
+        assert_eq!(dump_values_within(&source, &limits), None);
+    }
 
     fn load_str(text: &str) -> Loaded {
         load(&Source::new("t.yaml", text), &yaml::Limits::default())

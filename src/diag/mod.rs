@@ -3,6 +3,7 @@
 //! Every finding of every subcommand is a [`Diagnostic`]: a stable code, a severity, a
 //! message, labelled byte spans in a [`Source`], and help. Renderers live in `output/`.
 
+pub mod json;
 pub mod source;
 pub mod yaml;
 

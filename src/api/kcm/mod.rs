@@ -2,6 +2,7 @@
 //! StateManagementProvider and its references, ServiceTemplate, ClusterDeployment and
 //! MultiClusterService. Each borrows the object's JSON (see [`super::meta`]).
 
+use crate::api::meta::At;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -185,7 +186,7 @@ impl<'a> ServiceSet<'a> {
     }
     /// `spec.provider.config` (None when absent).
     pub fn provider_config(self) -> Option<&'a Value> {
-        self.0.pointer("/spec/provider/config")
+        self.0.at("/spec/provider/config")
     }
     /// Deploys to the management cluster: `spec.provider.selfManagement`, or no cluster.
     pub fn self_management(self) -> bool {
@@ -337,7 +338,7 @@ impl<'a> StateManagementProvider<'a> {
     }
     /// `spec.selector` (Null when absent: kcm refuses such an SMP).
     pub fn selector(self) -> &'a Value {
-        self.0.pointer("/spec/selector").unwrap_or(&Value::Null)
+        self.0.at("/spec/selector").unwrap_or(&Value::Null)
     }
     pub fn suspended(self) -> bool {
         bool_at(self.0, "/spec/suspend") == Some(true)
@@ -348,11 +349,11 @@ impl<'a> StateManagementProvider<'a> {
     }
     /// kcm has written `status.ready`.
     pub fn ready_recorded(self) -> bool {
-        self.0.pointer("/status/ready").is_some()
+        self.0.at("/status/ready").is_some()
     }
     /// `spec.adapter` as written (None when absent).
     pub fn adapter_json(self) -> Option<&'a Value> {
-        self.0.pointer("/spec/adapter")
+        self.0.at("/spec/adapter")
     }
     /// `spec.provisioner[]` as written (none when absent or not a list).
     pub fn provisioner_items(self) -> &'a [Value] {
@@ -360,7 +361,7 @@ impl<'a> StateManagementProvider<'a> {
     }
     /// `spec.adapter`.
     pub fn adapter(self) -> Reference {
-        Reference::from_json(self.0.pointer("/spec/adapter").unwrap_or(&Value::Null))
+        Reference::from_json(self.0.at("/spec/adapter").unwrap_or(&Value::Null))
     }
     /// `spec.provisioner[]`.
     pub fn provisioners(self) -> Vec<Reference> {
@@ -478,7 +479,7 @@ impl<'a> ServiceSource<'a> {
     /// `spec.serviceSpec.provider.config` (None when absent or null: a nil `*apiextv1.JSON`).
     pub fn provider_config(self) -> Option<&'a Value> {
         self.0
-            .pointer("/spec/serviceSpec/provider/config")
+            .at("/spec/serviceSpec/provider/config")
             .filter(|c| !c.is_null())
     }
     /// kcm reads the deprecated `serviceSpec` fields: neither a provider name nor a config.
@@ -498,11 +499,11 @@ impl<'a> ServiceSource<'a> {
     }
     /// `spec.serviceSpec` (None when absent).
     pub fn service_spec(self) -> Option<&'a Value> {
-        self.0.pointer("/spec/serviceSpec")
+        self.0.at("/spec/serviceSpec")
     }
     /// A MultiClusterService's `spec.clusterSelector`.
     pub fn cluster_selector(self) -> Option<&'a Value> {
-        self.0.pointer("/spec/clusterSelector")
+        self.0.at("/spec/clusterSelector")
     }
     /// A MultiClusterService's `spec.dependsOn[]` as written.
     pub fn depends_on_items(self) -> &'a [Value] {

@@ -1,6 +1,7 @@
 //! kcm's templates: a ServiceTemplate (what a service deploys, and from which source) and a
 //! ServiceTemplateChain or ClusterTemplateChain (the upgrades it allows).
 
+use crate::api::meta::At;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -30,11 +31,11 @@ impl<'a> ServiceTemplate<'a> {
     }
     /// `spec.helm`, `spec.kustomize` or `spec.resources`, whichever is set first.
     pub fn service_type(self) -> Option<ServiceType> {
-        if self.0.pointer("/spec/helm").is_some() {
+        if self.0.at("/spec/helm").is_some() {
             Some(ServiceType::Helm)
-        } else if self.0.pointer("/spec/kustomize").is_some() {
+        } else if self.0.at("/spec/kustomize").is_some() {
             Some(ServiceType::Kustomize)
-        } else if self.0.pointer("/spec/resources").is_some() {
+        } else if self.0.at("/spec/resources").is_some() {
             Some(ServiceType::Resource)
         } else {
             None
@@ -47,19 +48,19 @@ impl<'a> ServiceTemplate<'a> {
             ServiceType::Kustomize => "/spec/kustomize",
             ServiceType::Resource => "/spec/resources",
         };
-        self.0.pointer(field).unwrap_or(&Value::Null)
+        self.0.at(field).unwrap_or(&Value::Null)
     }
     /// `spec.helmOptions`.
     pub fn helm_options(self) -> Option<&'a Value> {
-        self.0.pointer("/spec/helmOptions")
+        self.0.at("/spec/helmOptions")
     }
     /// `status.valid` (None before kcm validated it).
     pub fn valid(self) -> Option<bool> {
-        self.0.pointer("/status/valid").and_then(Value::as_bool)
+        self.0.at("/status/valid").and_then(Value::as_bool)
     }
     /// `status.valid` is present.
     pub fn validated(self) -> bool {
-        self.0.pointer("/status/valid").is_some()
+        self.0.at("/status/valid").is_some()
     }
     pub fn validation_error(self) -> &'a str {
         str_at(self.0, "/status/validationError")
@@ -67,7 +68,7 @@ impl<'a> ServiceTemplate<'a> {
     /// `status.chartRef`: the HelmChart kcm made for a chartSpec or chartRef template.
     pub fn status_chart_ref(self) -> Option<ObjectRef<'a>> {
         self.0
-            .pointer("/status/chartRef")
+            .at("/status/chartRef")
             .filter(|r| r.is_object())
             .map(ObjectRef)
     }
@@ -79,7 +80,7 @@ impl<'a> ServiceTemplate<'a> {
     /// absent or not an object).
     pub fn source_status(self) -> Option<ObjectRef<'a>> {
         self.0
-            .pointer("/status/sourceStatus")
+            .at("/status/sourceStatus")
             .filter(|v| v.is_object())
             .map(ObjectRef)
     }
@@ -102,29 +103,27 @@ impl<'a> ServiceTemplate<'a> {
     /// `spec.helm.chartSpec.sourceRef` (None when absent or not an object).
     pub fn chart_spec_source_ref(self) -> Option<ObjectRef<'a>> {
         self.0
-            .pointer("/spec/helm/chartSpec/sourceRef")
+            .at("/spec/helm/chartSpec/sourceRef")
             .filter(|r| r.is_object())
             .map(ObjectRef)
     }
     /// `spec.helm.chartRef`: an existing HelmChart or OCIRepository (None when absent).
     pub fn chart_ref(self) -> Option<ObjectRef<'a>> {
         self.0
-            .pointer("/spec/helm/chartRef")
+            .at("/spec/helm/chartRef")
             .filter(|r| r.is_object())
             .map(ObjectRef)
     }
     /// `spec.helm.chartSource` (None when absent or not an object).
     pub fn chart_source(self) -> Option<TemplateSource<'a>> {
         self.0
-            .pointer("/spec/helm/chartSource")
+            .at("/spec/helm/chartSource")
             .filter(|r| r.is_object())
             .map(TemplateSource)
     }
     /// `spec.helm.chartSpec` (None when absent or not an object).
     pub fn chart_spec(self) -> Option<&'a Value> {
-        self.0
-            .pointer("/spec/helm/chartSpec")
-            .filter(|c| c.is_object())
+        self.0.at("/spec/helm/chartSpec").filter(|c| c.is_object())
     }
 }
 

@@ -3,6 +3,7 @@
 //! writes per matching cluster, the clusters a Profile targets and the ClusterDeployment's
 //! Credential.
 
+use crate::api::meta::At;
 use serde_json::Value;
 
 use super::*;
@@ -181,7 +182,7 @@ impl<'a> ClusterSummary<'a> {
     /// The profile spec the summary was made from (`spec.clusterProfileSpec`).
     pub fn profile_spec(self) -> &'a Value {
         self.0
-            .pointer("/spec/clusterProfileSpec")
+            .at("/spec/clusterProfileSpec")
             .unwrap_or(&Value::Null)
     }
     pub fn tier(self) -> i64 {
@@ -338,9 +339,7 @@ pub struct Credential<'a>(pub &'a Value);
 impl<'a> Credential<'a> {
     /// `spec.identityRef` (None when absent).
     pub fn identity_ref(self) -> Option<&'a Value> {
-        self.0
-            .pointer("/spec/identityRef")
-            .filter(|v| v.is_object())
+        self.0.at("/spec/identityRef").filter(|v| v.is_object())
     }
     /// `spec.region`: the Profile then lives on that regional cluster.
     pub fn region(self) -> &'a str {

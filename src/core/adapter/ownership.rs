@@ -134,6 +134,24 @@ pub fn target_of(obj: &Value) -> Option<Target> {
     }
 }
 
+/// The cluster of every target a ServiceSet's rendered objects claim, as [`target_of`]
+/// reads it from them: render puts them in the ServiceSet's namespace ("default" when it has
+/// none) with the kubeconfig Secret of its cluster, or none for self-management. Only
+/// ServiceSets with the same cluster can contend for a target, so who needs rendering to
+/// find conflicts is known without rendering.
+pub fn cluster_of(set: &Value) -> String {
+    let s = ServiceSet(set);
+    if s.self_management() {
+        return MANAGEMENT_CLUSTER.to_string();
+    }
+    let ns = match s.namespace() {
+        "" => "default",
+        n => n,
+    };
+    let secret = naming::kubeconfig_secret(s.cluster());
+    format!("{ns}/{}", naming::cluster_of_kubeconfig_secret(&secret))
+}
+
 /// The claims of a ServiceSet: one per rendered service, with the index of the service in
 /// `rendered.services`. A service that failed to render, or uninstalls, claims nothing.
 pub fn claims(set: &Value, rendered: &Rendered) -> Vec<(usize, Claim)> {

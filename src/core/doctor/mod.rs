@@ -349,16 +349,12 @@ pub(crate) struct Doctor<'a, 'o> {
 
 /// The conflicts among the snapshot's ServiceSets of each Flux provider (those its SMP's
 /// selector admits), rendered with the snapshot's templates as the adapter renders them.
+/// Only ServiceSets that share a cluster can conflict: the others are not rendered.
 fn flux_conflicts(
     snap: &Snapshot,
     kcm_adapter: Option<&Reference>,
 ) -> HashMap<(String, String, String), ownership::Conflict> {
-    let templates: Vec<Value> = snap
-        .all(kinds::SERVICE_TEMPLATE.kind)
-        .iter()
-        .map(|t| (*t).clone())
-        .collect();
-    let mut by_provider: HashMap<&str, Vec<&Value>> = HashMap::new();
+    let mut by_cluster: HashMap<(&str, String), Vec<&Value>> = HashMap::new();
     for set in snap.all(kinds::SERVICE_SET.kind) {
         let provider = ServiceSet(set).provider_name();
         let smp = snap.smp(provider);
@@ -370,10 +366,22 @@ fn flux_conflicts(
         {
             continue;
         }
-        by_provider.entry(provider).or_default().push(set);
+        by_cluster
+            .entry((provider, ownership::cluster_of(set)))
+            .or_default()
+            .push(set);
     }
+    by_cluster.retain(|_, sets| sets.len() > 1);
+    if by_cluster.is_empty() {
+        return HashMap::new();
+    }
+    let templates: Vec<Value> = snap
+        .all(kinds::SERVICE_TEMPLATE.kind)
+        .iter()
+        .map(|t| (*t).clone())
+        .collect();
     let mut out = HashMap::new();
-    for sets in by_provider.values().filter(|s| s.len() > 1) {
+    for sets in by_cluster.values() {
         let rendered: Vec<_> = sets
             .iter()
             .map(|set| {

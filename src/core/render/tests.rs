@@ -231,3 +231,50 @@ fn kustomize_sources() {
     assert!(messages(&r)[0].starts_with("KSM506 service \"b\": ServiceTemplate kcm-system/cm: a Flux Kustomization cannot use a ConfigMap"));
     assert_eq!(r.services[1].service_type, Some(ServiceType::Resource));
 }
+
+#[test]
+fn the_cluster_of_a_set_is_that_of_its_rendered_targets() {
+    use crate::core::adapter::ownership::{cluster_of, target_of};
+    let services = json!([{"name": "a", "namespace": "x", "template": "nginx-4-11-0"}]);
+    let mut cases = vec![set(services.clone())];
+    let mut no_ns = set(services.clone());
+    no_ns["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("namespace");
+    cases.push(no_ns);
+    let mut named_like_a_secret = set(services.clone());
+    named_like_a_secret["spec"]["cluster"] = json!("edge-kubeconfig");
+    cases.push(named_like_a_secret);
+    let mut management = set(services.clone());
+    management["spec"]["provider"]["selfManagement"] = json!(true);
+    cases.push(management);
+    let mut no_cluster = set(services);
+    no_cluster["spec"]["cluster"] = json!("");
+    cases.push(no_cluster);
+    let clusters: Vec<String> = cases
+        .iter()
+        .map(|s| {
+            // The template in the ServiceSet's namespace.
+            let mut template = chart_template();
+            template["metadata"]["namespace"] = s["metadata"]
+                .get("namespace")
+                .cloned()
+                .unwrap_or(json!("default"));
+            let r = run(s, &[template]);
+            let target = target_of(&r.objects[0]).expect("a target");
+            assert_eq!(cluster_of(s), target.cluster(), "{s}");
+            cluster_of(s)
+        })
+        .collect();
+    assert_eq!(
+        clusters,
+        [
+            "kcm-system/dev",
+            "default/dev",
+            "kcm-system/edge-kubeconfig",
+            "the management cluster",
+            "the management cluster"
+        ]
+    );
+}

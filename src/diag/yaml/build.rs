@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+use saphyr_parser::{Event, Parser, Span};
 
 use super::scalar::resolve_tagged;
 use super::{Document, Limits, Node, NodeKind, Scalar, ScalarValue, Style, YamlError};
@@ -165,13 +165,7 @@ impl Builder {
                 Ok(None)
             }
             Event::Scalar(text, style, anchor, tag) => {
-                let style = match style {
-                    ScalarStyle::Plain => Style::Plain,
-                    ScalarStyle::SingleQuoted => Style::SingleQuoted,
-                    ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
-                    ScalarStyle::Literal => Style::Literal,
-                    ScalarStyle::Folded => Style::Folded,
-                };
+                let style = Style::of(style);
                 let value = resolve_tagged(&text, style, tag.as_deref());
                 let node = Node {
                     kind: NodeKind::Scalar(Scalar {

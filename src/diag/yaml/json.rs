@@ -170,13 +170,23 @@ impl Conversion {
 }
 
 fn scalar_json(s: &Scalar, offset: usize, server: bool) -> Result<Value, YamlError> {
-    Ok(match s.value {
+    scalar_value(&s.value, || s.text.clone(), offset, server)
+}
+
+/// The JSON of a resolved scalar; `text` gives a string's text.
+pub(super) fn scalar_value(
+    value: &ScalarValue,
+    text: impl FnOnce() -> String,
+    offset: usize,
+    server: bool,
+) -> Result<Value, YamlError> {
+    Ok(match *value {
         ScalarValue::Null => Value::Null,
         ScalarValue::Bool(b) => Value::Bool(b),
         ScalarValue::Int(i) => Value::Number(i.into()),
         ScalarValue::Uint(u) => float_json(u as f64, offset, false)?,
         ScalarValue::Float(f) => float_json(f, offset, server)?,
-        ScalarValue::String => Value::String(s.text.clone()),
+        ScalarValue::String => Value::String(text()),
     })
 }
 
@@ -184,7 +194,7 @@ fn scalar_json(s: &Scalar, offset: usize, server: bool) -> Result<Value, YamlErr
 /// 1e21 in its shortest decimal form without an exponent (a whole one without a fraction:
 /// 9223372036854774784.0 is written 9223372036854775000), and the server decodes a number
 /// without a fraction or exponent that fits int64 as int64.
-fn float_json(f: f64, offset: usize, server: bool) -> Result<Value, YamlError> {
+pub(crate) fn float_json(f: f64, offset: usize, server: bool) -> Result<Value, YamlError> {
     if server
         && f.fract() == 0.0
         && f.abs() < 1e21

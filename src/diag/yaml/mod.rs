@@ -14,6 +14,7 @@
 mod build;
 mod json;
 mod scalar;
+mod values;
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -23,7 +24,9 @@ use serde_json::Value;
 use super::source::Source;
 
 pub use build::for_each_document;
+pub(crate) use json::float_json;
 pub use scalar::resolve_plain_scalar;
+pub use values::{document_values, document_values_parallel};
 
 /// Bounds for hostile documents.
 #[derive(Debug, Clone, Copy)]
@@ -121,6 +124,19 @@ pub enum Style {
     DoubleQuoted,
     Literal,
     Folded,
+}
+
+impl Style {
+    fn of(style: saphyr_parser::ScalarStyle) -> Style {
+        use saphyr_parser::ScalarStyle;
+        match style {
+            ScalarStyle::Plain => Style::Plain,
+            ScalarStyle::SingleQuoted => Style::SingleQuoted,
+            ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+            ScalarStyle::Literal => Style::Literal,
+            ScalarStyle::Folded => Style::Folded,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -119,24 +119,7 @@ pub fn populate(sets: usize) -> Vec<Value> {
         let mut ss = instance(&t.service_set, &ns, &set, &set_uid);
         ss["spec"]["cluster"] = set.clone().into();
         ss["metadata"]["ownerReferences"][0]["name"] = set.clone().into();
-        let status_tpl = t.service_set["status"]["services"][0].clone();
-        let mut services = Vec::new();
-        let mut statuses = Vec::new();
-        for k in 0..SERVICES {
-            let version = format!("1.0.{k}");
-            services.push(
-                json!({"name": service_name(k), "namespace": service_name(k),
-                "template": template_name(k), "version": version}),
-            );
-            let mut st = status_tpl.clone();
-            st["name"] = service_name(k).into();
-            st["namespace"] = service_name(k).into();
-            st["template"] = template_name(k).into();
-            st["version"] = version.into();
-            statuses.push(st);
-        }
-        ss["spec"]["services"] = services.into();
-        ss["status"]["services"] = statuses.into();
+        super::set_services(&mut ss, &t.service_set["status"]["services"][0]);
         ss["status"]["cluster"]["name"] = set.clone().into();
         ss["status"]["cluster"]["namespace"] = ns.clone().into();
         out.push(ss);

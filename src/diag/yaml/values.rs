@@ -1,0 +1,297 @@
+//! A YAML stream read straight into JSON values, without node trees or positions: for
+//! what keeps no positions (the objects of a dump that doctor, tree, trace and wait read),
+//! where building a tree of every node with its span would cost more than the values.
+//!
+//! Values come out as [`Node::to_json`] makes them (the same scalar resolution, tags and
+//! numbers). What only the tree reader handles, or reports where it is, is left to it: a
+//! syntax error, anchors and aliases (and so merge keys, `<<`), a key that is not a scalar,
+//! nesting past the depth limit and a file past its node budget all give `None`, and the
+//! caller reads the source again with [`for_each_document`](super::for_each_document),
+//! which says what and where.
+
+use saphyr_parser::{Event, Parser, ScalarStyle};
+use serde_json::{Map, Value};
+
+use super::json::scalar_value;
+use super::scalar::resolve_tagged;
+use super::{Limits, Style};
+
+enum Frame {
+    Seq(Vec<Value>),
+    Map(Map<String, Value>, Option<String>),
+}
+
+/// The documents of `text` as values (empty and `null` documents skipped, as kubectl does),
+/// or `None` if the tree reader has to read it (see the module's documentation). Nodes are
+/// counted as the tree reader counts them (keys included) against `limits.max_total_nodes`.
+pub fn document_values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
+    let mut parser = Parser::new_from_str(text);
+    let mut docs = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut root: Option<Value> = None;
+    let mut nodes_left = limits.max_total_nodes;
+    while let Some(event) = parser.next_event() {
+        let (event, _) = event.ok()?;
+        let value = match event {
+            Event::StreamStart | Event::StreamEnd | Event::Nothing => continue,
+            Event::DocumentStart(_) => {
+                root = None;
+                continue;
+            }
+            Event::DocumentEnd => {
+                if let Some(v) = root.take().filter(|v| !v.is_null()) {
+                    docs.push(v);
+                }
+                continue;
+            }
+            Event::Alias(_) => return None,
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _)
+                if anchor != 0 || stack.len() >= limits.max_depth =>
+            {
+                return None;
+            }
+            Event::SequenceStart(..) => {
+                nodes_left = nodes_left.checked_sub(1)?;
+                stack.push(Frame::Seq(Vec::new()));
+                continue;
+            }
+            Event::MappingStart(..) => {
+                nodes_left = nodes_left.checked_sub(1)?;
+                stack.push(Frame::Map(Map::new(), None));
+                continue;
+            }
+            Event::SequenceEnd => match stack.pop()? {
+                Frame::Seq(items) => Value::Array(items),
+                Frame::Map(..) => return None,
+            },
+            Event::MappingEnd => match stack.pop()? {
+                Frame::Map(map, None) => Value::Object(map),
+                _ => return None,
+            },
+            Event::Scalar(text, style, anchor, tag) => {
+                if anchor != 0 {
+                    return None;
+                }
+                nodes_left = nodes_left.checked_sub(1)?;
+                if let Some(Frame::Map(_, key @ None)) = stack.last_mut() {
+                    // A merge key (`<<`) is only ever useful with an alias: the tree reader's.
+                    if style == ScalarStyle::Plain && text == "<<" {
+                        return None;
+                    }
+                    *key = Some(text.into_owned());
+                    continue;
+                }
+                let style = Style::of(style);
+                let resolved = resolve_tagged(&text, style, tag.as_deref());
+                scalar_value(&resolved, || text.into_owned(), 0, true).ok()?
+            }
+        };
+        match stack.last_mut() {
+            None => root = Some(value),
+            Some(Frame::Seq(items)) => items.push(value),
+            Some(Frame::Map(map, key)) => match key.take() {
+                Some(k) => {
+                    map.insert(k, value);
+                }
+                // A collection as a key.
+                None => return None,
+            },
+        }
+    }
+    Some(docs)
+}
+
+/// [`document_values`] of a large stream on up to `threads` threads: the text is cut at
+/// document markers (a line `---`, which YAML lets no scalar or collection continue across)
+/// and the pieces are read at once, each within an equal share of the node budget. The
+/// same values, or `None` where any piece would not be read (a directive cut from its
+/// document fails to parse, as does anything else) or its share of the budget is exceeded:
+/// the caller's fallback reads the whole text.
+pub fn document_values_parallel(text: &str, limits: &Limits, threads: usize) -> Option<Vec<Value>> {
+    /// Below this a thread costs more than it saves.
+    const MIN_PIECE: usize = 1 << 20;
+    read_in_pieces(text, limits, threads.min(text.len() / MIN_PIECE))
+}
+
+fn read_in_pieces(text: &str, limits: &Limits, n: usize) -> Option<Vec<Value>> {
+    let pieces = split_at_documents(text, n.max(1));
+    if pieces.len() < 2 {
+        return document_values(text, limits);
+    }
+    let share = Limits {
+        max_total_nodes: limits.max_total_nodes / pieces.len(),
+        ..*limits
+    };
+    let read: Vec<Option<Vec<Value>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = pieces
+            .iter()
+            .map(|piece| scope.spawn(move || document_values(piece, &share)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    for piece in read {
+        out.extend(piece?);
+    }
+    Some(out)
+}
+
+/// `text` cut into about `n` pieces of similar size, each but the first starting at a line
+/// `---` (followed by a space, a tab or the end of the line).
+fn split_at_documents(text: &str, n: usize) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for k in 1..n {
+        let target = (text.len() * k / n).max(start);
+        let Some(cut) = text[target..]
+            .match_indices("\n---")
+            .map(|(i, _)| target + i + 1)
+            .find(|&i| {
+                matches!(
+                    text.as_bytes().get(i + 3),
+                    None | Some(b'\n' | b'\r' | b' ' | b'\t')
+                )
+            })
+        else {
+            break;
+        };
+        pieces.push(&text[start..cut]);
+        start = cut;
+    }
+    pieces.push(&text[start..]);
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Source;
+    use crate::diag::yaml::parse_documents;
+
+    /// What the tree reader makes of the same text.
+    fn through_trees(text: &str) -> Vec<Value> {
+        let (docs, err) = parse_documents(&Source::new("t.yaml", text));
+        assert!(err.is_none(), "{err:?}");
+        docs.into_iter()
+            .filter_map(|d| d.root)
+            .map(|r| r.to_json(&Limits::default()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn values_are_those_of_the_tree_reader() {
+        let text = "\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, labels: {on: yes, n: '1'}}
+data:
+  int: 42
+  float: 1.5
+  whole: 2.0
+  big: 18446744073709551615
+  octal: 0o17
+  oldoctal: 017
+  hex: 0x1F
+  tagged: !!str 12
+  custom: !thing 12
+  nul: ~
+  empty:
+  bools: [true, False, off, y]
+  text: |
+    line one
+    line two
+  folded: >-
+    a
+    b
+  quoted: \"x\\ty\"
+  dup: 1
+  dup: 2
+---
+---
+null
+---
+- 1
+- {a: [b, {c: d}]}
+";
+        let fast = document_values(text, &Limits::default()).expect("read without trees");
+        assert_eq!(fast, through_trees(text));
+        assert_eq!(fast.len(), 2);
+        assert_eq!(fast[0]["data"]["dup"], 2);
+        assert_eq!(fast[0]["data"]["whole"], 2);
+    }
+
+    #[test]
+    fn what_only_the_tree_reader_handles_is_left_to_it() {
+        for text in [
+            "a: &x 1\nb: *x\n",
+            "base: &b {x: 1}\nc:\n  <<: *b\n",
+            "? [a, b]\n: c\n",
+            "a: [b\n",
+            "a: b: c\n",
+        ] {
+            assert_eq!(document_values(text, &Limits::default()), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn pieces_read_at_once_give_the_same_values() {
+        let doc = |i: usize| {
+            format!(
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\ndata:\n  text: |\n    ---x\n    line {i}\n"
+            )
+        };
+        let text: String = (0..4000).map(doc).collect();
+        let pieces = split_at_documents(&text, 4);
+        assert_eq!(pieces.len(), 4);
+        assert_eq!(pieces.concat(), text);
+        assert!(pieces[1..].iter().all(|p| p.starts_with("---\n")));
+        let all = document_values(&text, &Limits::default()).unwrap();
+        assert_eq!(all.len(), 4000);
+        assert_eq!(read_in_pieces(&text, &Limits::default(), 4), Some(all));
+        // A directive cut from its document: the piece before it does not parse.
+        let directive = text.replacen("---\napiVersion", "%YAML 1.1\n---\napiVersion", 3000);
+        assert_eq!(read_in_pieces(&directive, &Limits::default(), 4), None);
+        assert!(document_values(&directive, &Limits::default()).is_none());
+        // Each piece has its share of the budget (13 nodes a document): past the whole
+        // budget, one of them is past its share.
+        let nodes = Limits {
+            max_total_nodes: 4000 * 13,
+            ..Limits::default()
+        };
+        assert!(document_values(&text, &nodes).is_some());
+        let tight = Limits {
+            max_total_nodes: 4000 * 13 - 1,
+            ..Limits::default()
+        };
+        assert_eq!(read_in_pieces(&text, &tight, 4), None);
+    }
+
+    #[test]
+    fn depth_and_nodes_are_bounded() {
+        let deep = format!("{}1{}", "[".repeat(10), "]".repeat(10));
+        let limits = Limits {
+            max_depth: 10,
+            ..Limits::default()
+        };
+        assert!(document_values(&deep, &limits).is_some());
+        let limits = Limits {
+            max_depth: 9,
+            ..Limits::default()
+        };
+        assert_eq!(document_values(&deep, &limits), None);
+        // 1 mapping, 2 keys, 2 values.
+        let text = "a: 1\nb: 2\n";
+        let nodes = |n| Limits {
+            max_total_nodes: n,
+            ..Limits::default()
+        };
+        assert!(document_values(text, &nodes(5)).is_some());
+        assert_eq!(document_values(text, &nodes(4)), None);
+    }
+}
