@@ -430,11 +430,11 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "human json yaml sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json yaml sarif github html" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "human json yaml sarif github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json yaml sarif github html" -- "${cur}"))
                     return 0
                     ;;
                 --color)

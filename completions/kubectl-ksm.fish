@@ -163,7 +163,8 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s o -l 
 json\t'A versioned JSON report'
 yaml\t'YAML'
 sarif\t'SARIF 2.1.0 (code scanning)'
-github\t'GitHub Actions workflow annotations'"
+github\t'GitHub Actions workflow annotations'
+html\t'One self-contained HTML page (no external assets; opens offline)'"
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''
 always\t''
 never\t''"

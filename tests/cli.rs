@@ -755,6 +755,21 @@ fn which(name: &str) -> Option<std::path::PathBuf> {
 }
 
 #[test]
+fn doctor_report_as_one_html_page() {
+    // The page (the picture, the findings, escaping); tests/html_report.rs renders it in
+    // headless Chromium.
+    assert_cmd_snapshot!(ksm().args([
+        "doctor",
+        "--from",
+        "testdata/doctor/multi-problem",
+        "--now",
+        "2026-11-21T12:00:00Z",
+        "-o",
+        "html"
+    ]));
+}
+
+#[test]
 fn doctor_findings_as_sarif() {
     assert_cmd_snapshot!(ksm().args([
         "doctor",

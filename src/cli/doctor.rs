@@ -89,6 +89,7 @@ pub const FORMATS: &[OutputFormat] = &[
     OutputFormat::Yaml,
     OutputFormat::Sarif,
     OutputFormat::Github,
+    OutputFormat::Html,
 ];
 
 /// Leaves out the ServiceSets whose labels do not match `-l` (the other objects stay: they
@@ -148,6 +149,8 @@ pub(super) struct Snapshot {
     pub namespace: Option<String>,
     pub unread: Vec<doctor::Unread>,
     pub captured: Option<chrono::DateTime<chrono::Utc>>,
+    /// Where the objects were read: the cluster's server, or the saved files.
+    pub source: String,
 }
 
 /// Where tree, trace and wait read objects: the cluster, or saved objects; the namespaces;
@@ -188,6 +191,11 @@ pub(super) fn snapshot(
             namespace: namespace.filter(|_| !all_namespaces),
             unread: Vec::new(),
             captured: capture_time(from),
+            source: from
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
         }
     };
     snap.objects = without_secret_data(std::mem::take(&mut snap.objects));
@@ -215,7 +223,9 @@ fn live_snapshot(
     if io.stderr_tty {
         write!(io.stderr, "\x1b[2K")?;
     }
-    Snapshot::live(snap, namespace, io)
+    let mut snap = Snapshot::live(snap, namespace, io)?;
+    snap.source = format!("the cluster at {}", cluster.server);
+    Ok(snap)
 }
 
 impl Snapshot {
@@ -239,6 +249,7 @@ impl Snapshot {
                 .map(|(kind, reason)| doctor::Unread { kind, reason })
                 .collect(),
             captured: None,
+            source: "a live cluster".to_string(),
         })
     }
 
@@ -286,6 +297,7 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         namespace,
         unread,
         captured,
+        source,
     } = snapshot(&args.from, args.all_namespaces, global, io)?;
     let objects = select_service_sets(objects, args.selector.as_ref());
     let service_set = args.name.clone().or_else(|| args.serviceset.clone());
@@ -345,6 +357,16 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             let rules: Vec<_> = doctor::codes::ALL.iter().collect();
             sarif::render(io.stdout, &report.findings, &rules)?;
         }
+        OutputFormat::Html => crate::output::doctor_html::html(
+            io.stdout,
+            &report,
+            &crate::output::doctor_html::Page {
+                // Live, the objects were read just now.
+                captured: if live { Some(now) } else { captured },
+                judged_at: now,
+                source: &source,
+            },
+        )?,
         OutputFormat::Github => {
             github::render(io.stdout, &report.findings)?;
             writeln!(io.stdout, "{}", render::summary_line(&report))?;

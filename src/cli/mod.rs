@@ -145,6 +145,8 @@ pub enum OutputFormat {
     Sarif,
     /// GitHub Actions workflow annotations
     Github,
+    /// One self-contained HTML page (no external assets; opens offline)
+    Html,
 }
 
 /// The value parser of a subcommand's `-o`: only the formats it supports, in its help too.

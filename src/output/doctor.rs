@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::eval::Paint;
 use super::yaml;
-use crate::core::doctor::{Report, ServiceSetView, Severity};
+use crate::core::doctor::{Report, ServiceSetView, ServiceView, Severity};
 use crate::diag::Diagnostic;
 
 /// A finding in the JSON report: its object and chain, its message and the next step.
@@ -21,11 +21,11 @@ fn finding_json(d: &Diagnostic) -> Value {
 }
 
 /// The worst severity of a list of findings (None: no finding).
-fn worst(r: &Report, ids: &[usize]) -> Option<Severity> {
+pub(super) fn worst(r: &Report, ids: &[usize]) -> Option<Severity> {
     ids.iter().map(|i| r.findings[*i].severity).min()
 }
 
-fn status_word(sev: Option<Severity>) -> &'static str {
+pub(super) fn status_word(sev: Option<Severity>) -> &'static str {
     match sev {
         Some(Severity::Error) => "problems",
         Some(Severity::Warning) => "warnings",
@@ -35,7 +35,7 @@ fn status_word(sev: Option<Severity>) -> &'static str {
 
 /// A ServiceSet's status word and its healthy services, as the summary counts them: no
 /// service is healthy under a set with a problem of its own.
-fn set_status(r: &Report, v: &ServiceSetView) -> (&'static str, usize) {
+pub(super) fn set_status(r: &Report, v: &ServiceSetView) -> (&'static str, usize) {
     let only_info = |ids: &[usize]| {
         ids.iter()
             .all(|i| r.findings[*i].severity == Severity::Info)
@@ -45,13 +45,28 @@ fn set_status(r: &Report, v: &ServiceSetView) -> (&'static str, usize) {
     } else {
         0
     };
-    let all: Vec<usize> = v
-        .findings
+    (status_word(worst(r, &all_findings(v))), ok)
+}
+
+/// The findings of a ServiceSet and of its services.
+pub(super) fn all_findings(v: &ServiceSetView) -> Vec<usize> {
+    v.findings
         .iter()
         .chain(v.services.iter().flat_map(|s| s.findings.iter()))
         .copied()
-        .collect();
-    (status_word(worst(r, &all)), ok)
+        .collect()
+}
+
+/// A service's state: what its ServiceSet reports, and what the provider's objects say when
+/// they say otherwise (None: neither says anything).
+pub(super) fn state_words(v: &ServiceSetView, s: &ServiceView) -> Option<String> {
+    match (&s.reported, &s.observed) {
+        (Some(a), Some(b)) if a == b => Some(a.clone()),
+        (Some(a), Some(b)) => Some(format!("{a} ({}: {b})", v.translation)),
+        (Some(a), None) => Some(a.clone()),
+        (None, Some(b)) => Some(format!("{}: {b}", v.translation)),
+        (None, None) => None,
+    }
 }
 
 pub fn report_json(r: &Report) -> Value {
@@ -203,13 +218,7 @@ pub fn human(out: &mut dyn Write, r: &Report, color: bool) -> io::Result<()> {
                 ("├── ", "│   ")
             };
             let worst = s.findings.iter().map(|i| r.findings[*i].severity).min();
-            let state = match (&s.reported, &s.observed) {
-                (Some(a), Some(b)) if a == b => a.clone(),
-                (Some(a), Some(b)) => format!("{a} ({}: {b})", v.translation),
-                (Some(a), None) => a.clone(),
-                (None, Some(b)) => format!("{}: {b}", v.translation),
-                (None, None) => "-".into(),
-            };
+            let state = state_words(v, s).unwrap_or_else(|| "-".into());
             writeln!(
                 out,
                 "{branch}{} {}/{}: {state}",

@@ -9,6 +9,7 @@
 pub mod check;
 pub mod diff;
 pub mod doctor;
+pub mod doctor_html;
 pub mod eval;
 pub mod github;
 pub mod human;
