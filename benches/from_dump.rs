@@ -1,8 +1,8 @@
 //! `doctor`, `tree` and `trace` reading a dump of a fleet instead of a cluster (`--from`), for
 //! both providers: 2,000 ServiceSets × 5 services over 20 namespaces (benches/support/fleet.rs),
 //! saved the two ways a support engineer receives them: `kubectl get ... -o json` output (JSON
-//! Lists of 1,000 objects) and one `kubectl ksm doctor --save` bundle (YAML, one document per
-//! object) written by the binary itself from the JSON Lists.
+//! Lists of 1,000 objects) and a `kubectl ksm doctor --save DIR/` bundle (YAML, one document
+//! per object, in files of at most 16 MiB) written by the binary itself from the JSON Lists.
 //!
 //! Run with `cargo bench --bench from_dump`; it builds the release binary (or takes
 //! `KSM_BENCH_BIN`) and runs it as a separate process. Settings (environment):
@@ -121,14 +121,17 @@ fn main() {
     for (provider, objects) in fleets {
         let lists = dir.join(format!("{provider}-lists"));
         let json_bytes = write_lists(&objects, &lists);
-        let bundle = dir.join(format!("{provider}-bundle.yaml"));
+        let bundle = dir.join(format!("{provider}-bundle"));
         run(Command::new(&bin)
             .args(["doctor", "-A", "-o", "json", "--from"])
             .arg(&lists)
             .arg("--save")
-            .arg(&bundle)
+            .arg(format!("{}/", bundle.display()))
             .env_clear());
-        let yaml_bytes = std::fs::metadata(&bundle).unwrap().len();
+        let yaml_bytes: u64 = std::fs::read_dir(&bundle)
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
 
         let first = &objects
             .iter()
@@ -162,7 +165,7 @@ fn main() {
         ];
         println!();
         println!(
-            "## {provider}: {sets} ServiceSets × {SERVICES}, {} objects ({:.1} MB as JSON Lists of 1,000, {:.1} MB as a doctor --save bundle): median of {runs} runs (all runs in s)",
+            "## {provider}: {sets} ServiceSets × {SERVICES}, {} objects ({:.1} MB as JSON Lists of 1,000, {:.1} MB as a doctor --save bundle in files of 16 MiB): median of {runs} runs (all runs in s)",
             objects.len(),
             json_bytes as f64 / 1e6,
             yaml_bytes as f64 / 1e6,

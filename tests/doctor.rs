@@ -246,5 +246,20 @@ fn doctor_as_a_user_meets_it() {
     let later = String::from_utf8(out.stdout).unwrap();
     assert_eq!(later, at_capture, "ages judged at the capture time");
     assert!(later.contains("Provisioning for 3h0m0s"), "{later}");
+
+    // Into a directory (for a fleet larger than one file --from reads): files in it, each
+    // with the capture time, read back as the one file is.
+    let saved = dir.join("bundle");
+    let (_, _, stderr) = doctor(&stuck, &["--save", &format!("{}/", saved.display())]);
+    assert!(stderr.contains("to 1 file in"), "{stderr}");
+    let first = std::fs::read_to_string(saved.join("objects-000.yaml")).unwrap();
+    assert_eq!(first, text, "the same bundle, in a directory");
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        .args(["doctor", "--from"])
+        .arg(&saved)
+        .env_clear()
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), at_capture);
     let _ = std::fs::remove_dir_all(&dir);
 }

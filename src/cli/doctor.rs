@@ -59,7 +59,8 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "TIME")]
     pub now: Option<chrono::DateTime<chrono::Utc>>,
     /// Write the objects used as a support bundle (YAML; Secret data removed; the capture
-    /// time recorded for --from)
+    /// time recorded for --from): one file, or with a directory (an existing one, or a path
+    /// ending in /) files of at most 16 MiB in it, for a fleet larger than one file may be
     #[arg(long, value_name = "PATH")]
     pub save: Option<PathBuf>,
     /// Stay on the chains and print each change as it happens (a service's state, what the
@@ -120,12 +121,24 @@ pub fn without_secret_data(mut objects: Vec<Value>) -> Vec<Value> {
 /// The first line of a bundle written by --save: when its objects were read.
 const CAPTURED_PREFIX: &str = "# kubectl ksm doctor --save; captured at ";
 
-/// The capture time of the first bundle among `paths` that records one.
+/// The bytes of one file of a bundle saved into a directory: half of what one file read
+/// `--from` may hold.
+const SAVED_FILE_BYTES: usize = (input::MAX_INPUT_BYTES / 2) as usize;
+
+/// The capture time of the first bundle among `paths` (and the files of the directories
+/// among them, in name order) that records one.
 fn capture_time(paths: &[PathBuf]) -> Option<chrono::DateTime<chrono::Utc>> {
     use std::io::{BufRead, Read};
-    paths.iter().find_map(|p| {
+    let files = paths.iter().flat_map(|p| {
+        let mut inside: Vec<PathBuf> = std::fs::read_dir(p)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_else(|_| vec![p.clone()]);
+        inside.sort();
+        inside
+    });
+    files.into_iter().find_map(|p| {
         // Regular files only: opening a FIFO would wait for a writer.
-        if !std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+        if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
             return None;
         }
         let file = std::fs::File::open(p).ok()?;
@@ -282,6 +295,83 @@ impl Snapshot {
     }
 }
 
+/// Writes the support bundle: one YAML document per object (a fleet's bundle is read back
+/// within the per-document bound on YAML nodes), each file headed by the capture time. Into
+/// a directory (an existing one, or a path ending in `/`), files of at most
+/// [`SAVED_FILE_BYTES`]; else one file, which must be one that `--from` reads.
+fn save(
+    path: &std::path::Path,
+    objects: &[Value],
+    now: chrono::DateTime<chrono::Utc>,
+    io: &mut Io,
+) -> Result<(), CliError> {
+    let header = format!(
+        "{CAPTURED_PREFIX}{}\n",
+        now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
+    let fail =
+        |p: &std::path::Path, e: std::io::Error| CliError::Fatal(format!("{}: {e}", p.display()));
+    let into_directory = path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/');
+    let files = bundle_files(
+        objects,
+        &header,
+        if into_directory {
+            SAVED_FILE_BYTES
+        } else {
+            usize::MAX
+        },
+    );
+    let written = if into_directory {
+        std::fs::create_dir_all(path).map_err(|e| fail(path, e))?;
+        for (i, text) in files.iter().enumerate() {
+            let file = path.join(format!("objects-{i:03}.yaml"));
+            std::fs::write(&file, text).map_err(|e| fail(&file, e))?;
+        }
+        format!(
+            "{} in {}",
+            crate::output::count(files.len(), "file"),
+            path.display()
+        )
+    } else {
+        let text = &files[0];
+        if text.len() as u64 > input::MAX_INPUT_BYTES {
+            return Err(CliError::Fatal(format!(
+                "{}: the bundle is {:.1} MiB, more than one file read with --from may hold \
+                 ({} MiB): save it into a directory (--save DIR/), which splits it into \
+                 files --from reads",
+                path.display(),
+                text.len() as f64 / (1024.0 * 1024.0),
+                input::MAX_INPUT_BYTES / (1024 * 1024)
+            )));
+        }
+        std::fs::write(path, text).map_err(|e| fail(path, e))?;
+        path.display().to_string()
+    };
+    writeln!(
+        io.stderr,
+        "saved {} to {written} (Secret data removed)",
+        crate::output::count(objects.len(), "object"),
+    )?;
+    Ok(())
+}
+
+/// The texts of a bundle's files: each the header, then one document per object, a new file
+/// started before one would pass `max` bytes (a file holds one object at least).
+fn bundle_files(objects: &[Value], header: &str, max: usize) -> Vec<String> {
+    let mut files = vec![header.to_string()];
+    for o in objects {
+        let mut doc = String::from("---\n");
+        yaml::write_document(o, &mut doc);
+        let last = files.last_mut().expect("a file");
+        if last.len() > header.len() && last.len() + doc.len() > max {
+            files.push(header.to_string() + &doc);
+        } else {
+            last.push_str(&doc);
+        }
+    }
+    files
+}
+
 pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     if let Some(code) = &args.explain {
         return super::explain(code, io);
@@ -331,24 +421,7 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         }
     }
     if let Some(path) = &args.save {
-        let mut text = format!(
-            "{CAPTURED_PREFIX}{}\n",
-            now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        );
-        // One document per object: a fleet's bundle is read back within the per-document
-        // bound on YAML nodes (a single List of 2,000 ServiceSets' objects exceeds it).
-        for o in &objects {
-            text.push_str("---\n");
-            yaml::write_document(o, &mut text);
-        }
-        std::fs::write(path, text)
-            .map_err(|e| CliError::Fatal(format!("{}: {e}", path.display())))?;
-        writeln!(
-            io.stderr,
-            "saved {} to {} (Secret data removed)",
-            crate::output::count(objects.len(), "object"),
-            path.display()
-        )?;
+        save(path, &objects, now, io)?;
     }
     match format {
         OutputFormat::Json => render::json(io.stdout, &report)?,
@@ -380,4 +453,27 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     };
     super::leave_to_exit((objects, report));
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_bundle_is_cut_between_objects() {
+        let objects: Vec<Value> = (0..5)
+            .map(|i| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("c{i}")}}))
+            .collect();
+        let one = bundle_files(&objects, "# h\n", usize::MAX);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].matches("---\n").count(), 5);
+        let doc = one[0].len() / 5;
+        let cut = bundle_files(&objects, "# h\n", 2 * doc + 8);
+        assert_eq!(cut.len(), 3, "{cut:#?}");
+        assert!(cut.iter().all(|f| f.starts_with("# h\n---\n")));
+        assert_eq!(cut.concat().matches("kind: ConfigMap").count(), 5);
+        // A file holds one object at least, however small the bound.
+        assert_eq!(bundle_files(&objects, "# h\n", 1).len(), 5);
+    }
 }
