@@ -1,7 +1,8 @@
 //! Arbitrary bytes as a manifest file, through every path that reads one: input checks (size,
 //! NUL, UTF-8, BOM), the YAML loader and its limits, every lint rule (including compiling the
 //! readiness rules of SMPs) and every diagnostics renderer (spans turned into positions and
-//! excerpts); the loader of `eval`/`check`/`doctor --from`/`render`; `render` of every
+//! excerpts); the loader of `eval`/`check`/`render` and, against it, the reader of dumps
+//! without positions (`doctor`/`tree`/`trace`/`wait --from`); `render` of every
 //! ServiceSet (its Helm values are YAML of their own) and its emitters; `doctor`'s diagnosis;
 //! and `doctor --save`'s scrubbing, checked: no Secret of the bundle, at any depth of lists,
 //! keeps its data.
@@ -96,10 +97,23 @@ fuzz_target!(|data: &[u8]| {
 
     // The loader of the other subcommands (they refuse a source with any problem).
     let loaded = objects::load_values(&source);
+    // The reader of dumps without positions (doctor, tree, trace, wait --from) reads what
+    // this one reads, the same objects, or leaves the file to it; a YAML file never past a
+    // problem. (JSON it reads as JSON, as kubectl does: text this YAML reader refuses, a
+    // surrogate pair in an escape for one, may be valid JSON.)
+    let dump = objects::load_dump_values(&source);
     if !loaded.diagnostics.is_empty() {
+        assert!(
+            dump.is_none() || kubectl_ksm::diag::json::looks_like_json(source.text()),
+            "the dump reader read past {:?}",
+            loaded.diagnostics[0].message
+        );
         return;
     }
     let values: Vec<Value> = loaded.objects.into_iter().map(|o| o.json).collect();
+    if let Some(dump) = dump {
+        assert_eq!(dump, values, "the dump reader read other objects");
+    }
 
     // render: every ServiceSet against the templates of the same file, and the emitters.
     let templates: Vec<Value> = values
