@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const CASE: &str = "testdata/doctor/service-stuck-provisioning/dump.yaml";
 
@@ -31,7 +31,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every service of the ServiceSet in `state`, by a merge patch of its status.
+/// The stuck service (ingress-nginx) in `state`, or every service when it is Deployed.
 fn set_states(kubeconfig: &std::path::Path, state: &str) {
     let kubectl = |args: &[&str]| -> String {
         let out = Command::new("kubectl")
@@ -47,34 +47,8 @@ fn set_states(kubeconfig: &std::path::Path, state: &str) {
         );
         String::from_utf8(out.stdout).unwrap()
     };
-    let set: Value = serde_json::from_str(&kubectl(&[
-        "get",
-        "servicesets.k0rdent.mirantis.com",
-        "dev-cluster",
-        "-n",
-        "kcm-system",
-        "-o",
-        "json",
-    ]))
-    .unwrap();
-    let mut services = set["status"]["services"].clone();
-    for s in services.as_array_mut().unwrap() {
-        if state == "Deployed" || s["name"] == "ingress-nginx" {
-            s["state"] = json!(state);
-        }
-    }
-    let patch = json!({"status": {"services": services}}).to_string();
-    kubectl(&[
-        "patch",
-        "servicesets.k0rdent.mirantis.com",
-        "dev-cluster",
-        "-n",
-        "kcm-system",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        &patch,
-    ]);
+    let only = (state != "Deployed").then_some("ingress-nginx");
+    realapi::dump::set_service_states(&kubectl, "kcm-system", "dev-cluster", only, state);
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

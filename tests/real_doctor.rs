@@ -588,34 +588,13 @@ fn all_deployed(api: &RealApi) {
 
 /// The state of one service (or every one) in the ServiceSet's status.
 fn set_state(api: &RealApi, service: Option<&str>, state: &str) {
-    let set: Value = serde_json::from_str(&api.kubectl(&[
-        "get",
-        "servicesets.k0rdent.mirantis.com",
-        "dev-cluster",
-        "-n",
+    realapi::dump::set_service_states(
+        &|args| api.kubectl(args),
         "kcm-system",
-        "-o",
-        "json",
-    ]))
-    .unwrap();
-    let mut services = set["status"]["services"].clone();
-    for s in services.as_array_mut().unwrap() {
-        if service.is_none_or(|n| s["name"] == n) {
-            s["state"] = json!(state);
-        }
-    }
-    let patch = json!({"status": {"services": services}}).to_string();
-    api.kubectl(&[
-        "patch",
-        "servicesets.k0rdent.mirantis.com",
         "dev-cluster",
-        "-n",
-        "kcm-system",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        &patch,
-    ]);
+        service,
+        state,
+    );
 }
 
 #[test]

@@ -31,20 +31,32 @@ pub struct Templates {
     secret: Value,
 }
 
-impl Templates {
-    pub fn load() -> Templates {
-        let text = std::fs::read_to_string(root().join("testdata/doctor/healthy/dump.yaml"))
-            .expect("healthy dump");
-        let list: Value = serde_saphyr::from_str(&text).expect("healthy dump YAML");
+/// The objects of a testdata dump (a List), for generators to copy.
+pub struct Dump {
+    path: &'static str,
+    items: Vec<Value>,
+}
+
+impl Dump {
+    pub fn load(path: &'static str) -> Dump {
+        let text = std::fs::read_to_string(root().join(path)).expect(path);
+        let list: Value = serde_saphyr::from_str(&text).expect(path);
         let items = list["items"].as_array().expect("a List").clone();
-        let pick = |kind: &str, name: &str| -> Value {
-            items
-                .iter()
-                .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
-                .unwrap_or_else(|| panic!("healthy dump has no {kind} {name}"))
-                .clone()
-        };
-        let seed = items
+        Dump { path, items }
+    }
+
+    /// The object of `kind` named `name`.
+    pub fn pick(&self, kind: &str, name: &str) -> Value {
+        self.items
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{} has no {kind} {name}", self.path))
+            .clone()
+    }
+
+    /// What is seeded once: the CRDs, the StateManagementProviders and their Deployments.
+    pub fn seed(&self) -> Vec<Value> {
+        self.items
             .iter()
             .filter(|o| {
                 matches!(
@@ -53,15 +65,21 @@ impl Templates {
                 )
             })
             .cloned()
-            .collect();
+            .collect()
+    }
+}
+
+impl Templates {
+    pub fn load() -> Templates {
+        let dump = Dump::load("testdata/doctor/healthy/dump.yaml");
         Templates {
-            seed,
-            service_set: pick("ServiceSet", "dev-cluster"),
-            template: pick("ServiceTemplate", "ingress-nginx-4-13-0"),
-            helm_chart: pick("HelmChart", "ingress-nginx-4-13-0"),
-            helm_release: pick("HelmRelease", "dev-cluster-ingress-nginx"),
-            helm_repository: pick("HelmRepository", "ingress-nginx"),
-            secret: pick("Secret", "dev-cluster-kubeconfig"),
+            seed: dump.seed(),
+            service_set: dump.pick("ServiceSet", "dev-cluster"),
+            template: dump.pick("ServiceTemplate", "ingress-nginx-4-13-0"),
+            helm_chart: dump.pick("HelmChart", "ingress-nginx-4-13-0"),
+            helm_release: dump.pick("HelmRelease", "dev-cluster-ingress-nginx"),
+            helm_repository: dump.pick("HelmRepository", "ingress-nginx"),
+            secret: dump.pick("Secret", "dev-cluster-kubeconfig"),
         }
     }
 }

@@ -464,17 +464,7 @@ mod tests {
 
     fn tree_of(objects: &[Value], focus: Option<Focus>) -> Tree {
         let now: DateTime<Utc> = "2026-11-21T12:00:00Z".parse().unwrap();
-        let report = doctor::diagnose(
-            objects,
-            &doctor::Options {
-                now,
-                stuck_after: std::time::Duration::from_secs(600),
-                namespace: None,
-                service_set: None,
-                secrets_collected: false,
-                unread: Vec::new(),
-            },
-        );
+        let report = doctor::diagnose(objects, &doctor::Options::for_tests(now));
         tree(
             objects,
             &report,

@@ -270,14 +270,7 @@ mod tests {
     fn judged(objects: &[Value], focus: Focus) -> Option<Judgement> {
         let report = doctor::diagnose(
             objects,
-            &doctor::Options {
-                now: "2026-11-21T12:00:00Z".parse().unwrap(),
-                stuck_after: std::time::Duration::from_secs(600),
-                namespace: None,
-                service_set: None,
-                secrets_collected: false,
-                unread: Vec::new(),
-            },
+            &doctor::Options::for_tests("2026-11-21T12:00:00Z".parse().unwrap()),
         );
         judge(objects, &report, &focus, NS)
     }

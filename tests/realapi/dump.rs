@@ -450,3 +450,43 @@ fn creation_order(objects: &[Value]) -> Vec<usize> {
     });
     order
 }
+
+/// Sets the state of a ServiceSet's services in its status (the one named, or every one) as
+/// kcm's adapter would write it: a merge patch of the status subresource, through `kubectl`
+/// (a kubectl of the caller's, given its arguments, returning its output).
+pub fn set_service_states(
+    kubectl: &dyn Fn(&[&str]) -> String,
+    namespace: &str,
+    service_set: &str,
+    service: Option<&str>,
+    state: &str,
+) {
+    let set: serde_json::Value = serde_json::from_str(&kubectl(&[
+        "get",
+        "servicesets.k0rdent.mirantis.com",
+        service_set,
+        "-n",
+        namespace,
+        "-o",
+        "json",
+    ]))
+    .expect("the ServiceSet as JSON");
+    let mut services = set["status"]["services"].clone();
+    for s in services.as_array_mut().into_iter().flatten() {
+        if service.is_none_or(|n| s["name"] == n) {
+            s["state"] = state.into();
+        }
+    }
+    let patch = serde_json::json!({"status": {"services": services}}).to_string();
+    kubectl(&[
+        "patch",
+        "servicesets.k0rdent.mirantis.com",
+        service_set,
+        "-n",
+        namespace,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &patch,
+    ]);
+}

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::{NAMESPACES, SERVICES, instance, root, service_name, template_name, uid};
+use super::{NAMESPACES, SERVICES, instance, service_name, template_name, uid};
 
 /// The kinds doctor lists on a cluster with kcm, Flux and Sveltos (core::provider::doctor_kinds),
 /// plus Secrets, for `kubectl get`.
@@ -26,36 +26,17 @@ struct Templates {
 
 impl Templates {
     fn load() -> Templates {
-        let path = root().join("testdata/doctor/sveltos-healthy-profile/dump.yaml");
-        let text = std::fs::read_to_string(&path).expect("sveltos healthy dump");
-        let list: Value = serde_saphyr::from_str(&text).expect("dump YAML");
-        let items = list["items"].as_array().expect("a List").clone();
-        let pick = |kind: &str, name: &str| -> Value {
-            items
-                .iter()
-                .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
-                .unwrap_or_else(|| panic!("the dump has no {kind} {name}"))
-                .clone()
-        };
+        let dump = super::Dump::load("testdata/doctor/sveltos-healthy-profile/dump.yaml");
         Templates {
-            seed: items
-                .iter()
-                .filter(|o| {
-                    matches!(
-                        o["kind"].as_str(),
-                        Some("CustomResourceDefinition" | "StateManagementProvider" | "Deployment")
-                    )
-                })
-                .cloned()
-                .collect(),
-            service_set: pick("ServiceSet", "dev-cluster"),
-            template: pick("ServiceTemplate", "ingress-nginx-4-13-0"),
-            helm_chart: pick("HelmChart", "ingress-nginx-4-13-0"),
-            helm_repository: pick("HelmRepository", "k0rdent-catalog"),
-            profile: pick("Profile", "dev-cluster"),
-            summary: pick("ClusterSummary", "p--dev-cluster-capi-dev-cluster"),
-            configuration: pick("ClusterConfiguration", "capi--dev-cluster"),
-            cluster: pick("Cluster", "dev-cluster"),
+            seed: dump.seed(),
+            service_set: dump.pick("ServiceSet", "dev-cluster"),
+            template: dump.pick("ServiceTemplate", "ingress-nginx-4-13-0"),
+            helm_chart: dump.pick("HelmChart", "ingress-nginx-4-13-0"),
+            helm_repository: dump.pick("HelmRepository", "k0rdent-catalog"),
+            profile: dump.pick("Profile", "dev-cluster"),
+            summary: dump.pick("ClusterSummary", "p--dev-cluster-capi-dev-cluster"),
+            configuration: dump.pick("ClusterConfiguration", "capi--dev-cluster"),
+            cluster: dump.pick("Cluster", "dev-cluster"),
         }
     }
 }

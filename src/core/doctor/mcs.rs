@@ -271,7 +271,6 @@ impl Doctor<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
 
     use serde_json::json;
 
@@ -279,14 +278,7 @@ mod tests {
     use crate::diag::Severity;
 
     fn options() -> Options {
-        Options {
-            now: "2026-11-21T12:00:00Z".parse().unwrap(),
-            stuck_after: Duration::from_secs(600),
-            namespace: None,
-            service_set: None,
-            secrets_collected: false,
-            unread: Vec::new(),
-        }
+        Options::for_tests("2026-11-21T12:00:00Z".parse().unwrap())
     }
 
     fn base(state: &str) -> Vec<serde_json::Value> {

@@ -228,6 +228,20 @@ pub struct Unread {
 }
 
 impl Options {
+    /// Every ServiceSet at `now`, stuck after 10 minutes, nothing unread, no Secrets: what
+    /// the unit tests of the rooms that build on the report diagnose with.
+    #[cfg(test)]
+    pub(crate) fn for_tests(now: DateTime<Utc>) -> Options {
+        Options {
+            now,
+            stuck_after: std::time::Duration::from_secs(600),
+            namespace: None,
+            service_set: None,
+            secrets_collected: false,
+            unread: Vec::new(),
+        }
+    }
+
     /// Why the kind could not be read, if it could not.
     fn unread(&self, kind: &str) -> Option<&Unread> {
         self.unread.iter().find(|u| u.kind.kind == kind)

@@ -73,17 +73,7 @@ fn templates() -> Vec<Value> {
 }
 
 fn run(objects: &[Value], start: Start, options: Options) -> Result<Trace, String> {
-    let report = doctor::diagnose(
-        objects,
-        &doctor::Options {
-            now: options.now,
-            stuck_after: std::time::Duration::from_secs(600),
-            namespace: None,
-            service_set: None,
-            secrets_collected: false,
-            unread: Vec::new(),
-        },
-    );
+    let report = doctor::diagnose(objects, &doctor::Options::for_tests(options.now));
     trace(objects, &report, &start, &options)
 }
 
