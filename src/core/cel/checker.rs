@@ -159,6 +159,11 @@ impl Checker {
                 );
                 CelType::Error
             }
+            Kind::Name(_) => {
+                // Resolved before the check: never met here.
+                self.error(&span, "an identifier not resolved".to_string());
+                CelType::Error
+            }
             Kind::Struct(name) => {
                 self.error(
                     &span,
@@ -644,8 +649,8 @@ mod tests {
         ];
         for (decls, options) in &envs {
             let typed = |rule: &str| {
-                let tree = parse(rule, true, 250).expect("parses");
-                format!("{:?}", build(&tree, decls, *options, true))
+                let parsed = parse(rule, true, decls.strings_ext, 250).expect("parses");
+                format!("{:?}", build(rule, parsed, decls, *options, true))
             };
             let cold: Vec<String> = rules
                 .iter()

@@ -1,5 +1,5 @@
-//! Compiling a rule: parse (our parser, or the `cel` crate's for the messages of a rule ours
-//! rejects), convert to the crate's tree, type-check, and plan. A short and shallow rule, as
+//! Compiling a rule: parse (our parser, which builds our tree; the `cel` crate's only for the
+//! messages of a rule ours rejects), resolve its names, type-check, and plan. A short and shallow rule, as
 //! readiness rules are, is compiled on the caller's thread; any other on a thread with a large
 //! stack.
 
@@ -105,18 +105,12 @@ fn compile_here(
     options: Options,
 ) -> Option<Output> {
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
-    let tree = parse::parse(rule, options.macros, max_depth.min(HERE_MAX_NESTING)).ok()?;
-    let depth = tree.depth();
-    if depth > HERE_MAX_DEPTH {
+    let nesting = max_depth.min(HERE_MAX_NESTING);
+    let parsed = parse::parse(rule, options.macros, decls.strings_ext, nesting).ok()?;
+    if parsed.depth > HERE_MAX_DEPTH {
         return None;
     }
-    let compile = || {
-        let parsed = Parsed {
-            tree,
-            depth: Some(depth),
-        };
-        compile_parsed(rule, parsed, limits, decls, options)
-    };
+    let compile = || compile_parsed(rule, parsed, limits, decls, options);
     Some(catch_unwind(AssertUnwindSafe(compile)).unwrap_or_else(|_| internal_error()))
 }
 
@@ -226,27 +220,18 @@ fn compile_inner(
     options: Options,
 ) -> Output {
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
-    let crate_parse;
-    let tree = match parse::parse(&source, options.macros, max_depth) {
-        Ok(tree) => tree,
-        Err(_) => {
-            crate_parse = crate_parse_rule(&source, options.macros, max_depth)?;
-            parse::tree::from_crate::tree(&source, &crate_parse.0, &crate_parse.1)
-        }
-    };
-    let parsed = Parsed { tree, depth: None };
-    compile_parsed(&source, parsed, limits, decls, options)
+    match parse::parse(&source, options.macros, decls.strings_ext, max_depth) {
+        Ok(parsed) => compile_parsed(&source, parsed, limits, decls, options),
+        Err(_) => Err(crate_parse_rule(&source, options.macros, max_depth)),
+    }
 }
 
-/// Parses a rule our parser rejects with the `cel` crate's parser, whose errors are cel-go's
-/// (and which has the last word should the two ever disagree).
-fn crate_parse_rule(
-    source: &str,
-    macros: bool,
-    max_depth: u16,
-) -> Result<(::cel::common::ast::IdedExpr, ::cel::common::ast::SourceInfo), Vec<CompileError>> {
+/// The errors of a rule our parser rejects, from the `cel` crate's parser, whose messages
+/// are cel-go's. Should the crate accept it (the two parsers disagree, which the
+/// differential tests look for), an error saying so.
+fn crate_parse_rule(source: &str, macros: bool, max_depth: u16) -> Vec<CompileError> {
     if source.len() > CRATE_PARSER_MAX_BYTES {
-        return Err(vec![long_rule_syntax_error(source, macros, max_depth)]);
+        return vec![long_rule_syntax_error(source, macros, max_depth)];
     }
     let parser = if macros {
         ::cel::parser::Parser::new()
@@ -259,7 +244,16 @@ fn crate_parse_rule(
         .max_recursion_depth(max_depth)
         .parse_with_source_info(source);
     match parsed {
-        Ok(p) => Ok(p),
+        Ok(_) => {
+            let at = parse::rejected_at(source, macros, max_depth).filter(|s| !s.is_empty());
+            vec![CompileError {
+                kind: CompileErrorKind::Syntax,
+                message: "kubectl-ksm's CEL parser rejects this rule, which cel-go's grammar \
+                          accepts: please report it"
+                    .into(),
+                span: at,
+            }]
+        }
         Err(errs) => {
             let mut out: Vec<CompileError> = Vec::new();
             for e in errs.errors {
@@ -291,7 +285,7 @@ fn crate_parse_rule(
                     span: None,
                 });
             }
-            Err(out)
+            out
         }
     }
 }
@@ -333,22 +327,29 @@ pub(crate) struct Built {
     pub plan_error: Option<String>,
 }
 
-/// Converts, checks and plans a tree. `direct_paths` makes the paths from declared variables
-/// in the conversion (the compile's way) instead of after the check only (the tests compare
-/// the two).
+/// Resolves the names of a parsed rule, checks and plans it. `direct_paths` makes the paths
+/// from declared variables in the resolution (the compile's way) instead of after the check
+/// only (the tests compare the two).
 pub(crate) fn build(
-    tree: &parse::Tree,
+    source: &str,
+    parsed: parse::Parse,
     decls: &Declarations,
     options: Options,
     direct_paths: bool,
 ) -> Result<Built, Vec<CompileError>> {
-    let mut conv = ast::Converter::new(tree, &decls.variables, decls.strings_ext);
-    conv.direct_paths = direct_paths;
-    let mut root = conv.convert_root();
-    let slot_count = conv.slot_count;
-    if !conv.errors.is_empty() {
-        return Err(conv.errors);
+    let parse::Parse {
+        mut root,
+        names,
+        errors,
+        ..
+    } = parsed;
+    if !errors.is_empty() {
+        return Err(errors);
     }
+    let mut resolver = ast::resolve::Resolver::new(source, &names, &decls.variables);
+    resolver.direct_paths = direct_paths;
+    resolver.resolve(&mut root);
+    let slot_count = resolver.slot_count;
     let result_type = if options.check {
         let declared = decls.variables.iter().map(|(_, t)| t.clone());
         let mut checker = checker::Checker::new(declared, slot_count, decls.strings_ext);
@@ -376,23 +377,16 @@ pub(crate) fn build(
     })
 }
 
-/// A parser's tree, with its depth if already known.
-struct Parsed<'s> {
-    tree: parse::Tree<'s>,
-    depth: Option<usize>,
-}
-
-/// Converts, checks and plans a parsed rule; the parser's tree is dropped once converted.
+/// Resolves, checks and plans a parsed rule.
 fn compile_parsed(
     source: &str,
-    parsed: Parsed,
+    parsed: parse::Parse,
     limits: &Limits,
     decls: &Declarations,
     options: Options,
 ) -> Output {
-    let Parsed { tree, depth } = parsed;
     let max_depth = limits.max_recursion_depth.min(MAX_DEPTH_CEILING);
-    if depth.unwrap_or_else(|| tree.depth()) > max_depth as usize {
+    if parsed.depth > max_depth as usize {
         let error = vec![CompileError {
             kind: CompileErrorKind::Syntax,
             message: "max recursion depth exceeded".into(),
@@ -400,8 +394,7 @@ fn compile_parsed(
         }];
         return Err(error);
     }
-    let built = build(&tree, decls, options, true);
-    parse::recycle(tree);
+    let built = build(source, parsed, decls, options, true);
     let Built {
         root,
         slot_count,

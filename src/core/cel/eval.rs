@@ -209,6 +209,7 @@ impl<'a> Evaluator<'a> {
         match &n.kind {
             Kind::Unresolved(name) => Err(Fault::new(format!("undeclared reference to '{name}'"))),
             Kind::Struct(name) => Err(Fault::new(format!("unknown type '{name}'"))),
+            Kind::Name(_) => Err(Fault::new("an identifier not resolved".to_string())),
             Kind::List(elems) => {
                 self.budget.alloc_slots(elems.len())?;
                 let mut out = Vec::with_capacity(elems.len());

@@ -318,9 +318,11 @@ impl<'r> Taint<'r> {
         }
         let union = |a: (bool, bool), b: (bool, bool)| (a.0 || b.0, a.1 || b.1);
         match &n.kind {
-            Kind::Lit(_) | Kind::TypeIdent(..) | Kind::Unresolved(_) | Kind::Struct(_) => {
-                (false, false)
-            }
+            Kind::Lit(_)
+            | Kind::TypeIdent(..)
+            | Kind::Unresolved(_)
+            | Kind::Name(_)
+            | Kind::Struct(_) => (false, false),
             Kind::Var(s) => self.slots.get(s).copied().unwrap_or((false, false)),
             Kind::Path { slot, .. } => {
                 let (d, h) = self.slots.get(slot).copied().unwrap_or((false, false));

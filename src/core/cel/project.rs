@@ -44,6 +44,7 @@ pub fn reads(root: &Node, slot: usize) -> Reads {
             | Kind::TypeIdent(..)
             | Kind::Var(_)
             | Kind::Unresolved(_)
+            | Kind::Name(_)
             | Kind::Path { .. }
             | Kind::Struct(_) => {}
             Kind::Select { operand, .. } => stack.push(operand),

@@ -1,10 +1,11 @@
-//! The crate's own expression tree, converted once from the `cel` crate's parsed AST:
-//! identifiers resolved to slots, literals turned into values, functions into an enum,
-//! and each node given its byte span in the rule text.
+//! Our expression tree, built by our parser (build.rs) with each node's byte span in the
+//! rule text (span.rs), literals as values and functions as an enum; then its names resolved
+//! in place (resolve.rs): identifiers to slots, chains of selections from a declared
+//! variable to paths.
 
-mod convert;
-
-pub use convert::Converter;
+pub(crate) mod build;
+pub(crate) mod resolve;
+pub(crate) mod span;
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -33,6 +34,8 @@ pub enum Kind {
     Var(usize),
     /// A name that resolves to nothing.
     Unresolved(String),
+    /// An identifier as the parser read it: only between the parse and [`resolve`].
+    Name(Name),
     Select {
         operand: Box<Node>,
         field: Arc<str>,
@@ -73,6 +76,26 @@ pub enum Kind {
     Struct(String),
 }
 
+/// A name as the parser read it: a slice of the rule text, or a name the parser made.
+#[derive(Clone, Debug)]
+pub enum Name {
+    Src(u32, u32),
+    Static(&'static str),
+    Owned(Box<str>),
+}
+
+impl Name {
+    pub fn text<'a>(&'a self, source: &'a str) -> &'a str {
+        match self {
+            Name::Src(s, e) => &source[*s as usize..*e as usize],
+            Name::Static(s) => s,
+            Name::Owned(s) => s,
+        }
+    }
+}
+
+/// A comprehension. Between the parse and [`resolve`], its variables are places in the
+/// parse's names; after, slots.
 #[derive(Debug)]
 pub struct Comprehension {
     pub range: Node,
@@ -137,6 +160,33 @@ pub enum Func {
     Format,
     Reverse,
     Other,
+}
+
+impl Node {
+    /// The names of `a.b.c` as the parser read it: selections without `has()` down to an
+    /// identifier not resolved yet.
+    pub(crate) fn qualified<'a>(&'a self, source: &'a str) -> Option<Vec<&'a str>> {
+        let mut segs = Vec::new();
+        let mut n = self;
+        loop {
+            match &n.kind {
+                Kind::Name(name) => {
+                    segs.push(name.text(source));
+                    segs.reverse();
+                    return Some(segs);
+                }
+                Kind::Select {
+                    operand,
+                    field,
+                    test: false,
+                } => {
+                    segs.push(&**field);
+                    n = operand;
+                }
+                _ => return None,
+            }
+        }
+    }
 }
 
 impl Kind {
@@ -422,18 +472,4 @@ pub fn fuse_paths(n: &mut Node) {
         Kind::InSet { arg, .. } => fuse_paths(arg),
         _ => {}
     }
-}
-
-/// The span of a node with no known source position (empty and reversed).
-#[allow(clippy::reversed_empty_ranges)]
-pub(super) const NO_SPAN: Range<usize> = usize::MAX..0;
-
-pub fn union(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
-    if a.start > a.end {
-        return b.clone();
-    }
-    if b.start > b.end {
-        return a.clone();
-    }
-    a.start.min(b.start)..a.end.max(b.end)
 }

@@ -70,8 +70,8 @@ pub(super) fn tokens(source: &str) -> Result<Vec<Token>, LexError> {
     Ok(out)
 }
 
-/// [`tokens`] into `out` (emptied first).
-pub(super) fn tokens_into(source: &str, out: &mut Vec<Token>) -> Result<(), LexError> {
+/// [`tokens`] into `out`.
+fn tokens_into(source: &str, out: &mut Vec<Token>) -> Result<(), LexError> {
     out.clear();
     if source.len() > u32::MAX as usize - 1 {
         return Err(LexError);

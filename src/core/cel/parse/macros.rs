@@ -1,179 +1,161 @@
 //! The standard macros, expanded as the `cel` crate expands them: the same comprehensions,
-//! the same ids in the same order, each placed where the call is.
+//! each of their nodes placed where the call is.
+
+use std::ops::Range;
 
 use super::parser::Rejected;
-use super::tree::{Comprehension, Id, Name, PKind, Tree};
+use crate::core::cel::ast::build::{Builder, Sub};
+use crate::core::cel::ast::{Kind, Name};
 use crate::core::cel::value::Value;
+use crate::core::cel::{CompileError, CompileErrorKind};
 
 const RESULT: &str = "@result";
 
-/// The expansion of a call, if a standard macro matches it (by name, receiver style and
-/// arity); None otherwise. A macro that matches but cannot expand (a bad argument) rejects
-/// the expression. The nodes of the arguments are reused; those the expansion leaves out
-/// stay in the tree, unreachable.
-pub(super) fn expand(
-    tree: &mut Tree,
-    call_id: Id,
-    function: &str,
-    target: Option<Id>,
-    args: &[Id],
-) -> Result<Option<Id>, Rejected> {
-    let mut at = At { tree, call_id };
-    let Some(target) = target else {
-        if function == "has" && args.len() == 1 {
-            let arg = at.tree.node_mut(args[0]);
-            return match std::mem::replace(&mut arg.kind, PKind::Unspecified) {
-                PKind::Select { operand, field, .. } => Ok(Some(at.expr(PKind::Select {
-                    operand,
-                    field,
-                    test: true,
-                }))),
-                other => {
-                    arg.kind = other;
-                    Err(Rejected)
-                }
-            };
-        }
-        return Ok(None);
-    };
-    let expanded = match (function, args.len()) {
-        ("exists", 2) => quantifier(&mut at, target, args, false),
-        ("all", 2) => quantifier(&mut at, target, args, true),
-        ("exists_one" | "existsOne", 2) => exists_one(&mut at, target, args),
-        ("map", 2 | 3) => map(&mut at, target, args),
-        ("filter", 2) => filter(&mut at, target, args),
-        _ => return Ok(None),
-    };
-    expanded.map(Some)
+/// Whether a standard macro matches a call: by name, receiver style and arity.
+pub(super) fn is_macro(function: &str, has_target: bool, args: usize) -> bool {
+    if !has_target {
+        return function == "has" && args == 1;
+    }
+    matches!(
+        (function, args),
+        ("exists" | "all" | "exists_one" | "existsOne" | "filter", 2) | ("map", 2 | 3)
+    )
 }
 
-/// Makes the expansion's nodes: each with an id of its own, at the call's offsets.
+/// The expansion of a call a standard macro matches ([`is_macro`]); a macro that cannot
+/// expand (a bad argument) rejects the expression.
+pub(super) fn expand(
+    b: &mut Builder,
+    own: Option<Range<usize>>,
+    function: &str,
+    target: Option<Sub>,
+    mut args: Vec<Sub>,
+) -> Result<Sub, Rejected> {
+    let Some(target) = target else {
+        let arg = args.pop().ok_or(Rejected)?;
+        return match arg.node.kind {
+            Kind::Select { operand, field, .. } => {
+                Ok(b.selection(own, operand, arg.depth - 1, field, true))
+            }
+            _ => Err(Rejected),
+        };
+    };
+    let mut at = At { b, own };
+    match function {
+        "exists" => quantifier(&mut at, target, args, false),
+        "all" => quantifier(&mut at, target, args, true),
+        "exists_one" | "existsOne" => exists_one(&mut at, target, args),
+        "map" => map(&mut at, target, args),
+        _ => filter(&mut at, target, args),
+    }
+}
+
+/// Makes the expansion's nodes, each at the call's offsets.
 struct At<'a, 's> {
-    tree: &'a mut Tree<'s>,
-    call_id: Id,
+    b: &'a mut Builder<'s>,
+    own: Option<Range<usize>>,
 }
 
 impl At<'_, '_> {
-    fn expr(&mut self, kind: PKind) -> Id {
-        self.tree.copy_of(self.call_id, kind)
+    fn accu(&self) -> Sub {
+        self.b
+            .leaf(self.own.clone(), Kind::Name(Name::Static(RESULT)))
     }
 
-    fn accu(&mut self) -> Id {
-        self.expr(PKind::Ident(Name::Static(RESULT)))
+    fn lit(&self, v: Value) -> Sub {
+        self.b.leaf(self.own.clone(), Kind::Lit(v))
     }
 
-    fn bool(&mut self, b: bool) -> Id {
-        self.expr(PKind::Lit(Value::Bool(b)))
+    fn call<const N: usize>(&self, function: &'static str, args: [Sub; N]) -> Sub {
+        self.b.call(self.own.clone(), function, None, args)
     }
 
-    fn int(&mut self, i: i64) -> Id {
-        self.expr(PKind::Lit(Value::Int(i)))
+    fn list<const N: usize>(&self, elements: [Sub; N]) -> Sub {
+        self.b.list(self.own.clone(), elements)
     }
 
-    fn call(&mut self, function: &'static str, args: &[Id]) -> Id {
-        let args = self.tree.make_list(args);
-        self.expr(PKind::Call {
-            func: Name::Static(function),
-            target: None,
-            args,
-        })
+    fn comprehension(&mut self, range: Sub, iter_var: Name, parts: [Sub; 4]) -> Sub {
+        let own = self.own.clone();
+        self.b
+            .comprehension(own, range, iter_var, Name::Static(RESULT), parts)
     }
 
-    fn list(&mut self, elements: &[Id]) -> Id {
-        let items = self.tree.make_list(elements);
-        self.expr(PKind::List(items))
-    }
-
-    fn comprehension(
-        &mut self,
-        iter_range: Id,
-        iter_var: Name,
-        [accu_init, loop_cond, loop_step, result]: [Id; 4],
-    ) -> Id {
-        self.expr(PKind::Comprehension(Box::new(Comprehension {
-            iter_range,
-            iter_var,
-            iter_var2: None,
-            accu_var: Name::Static(RESULT),
-            accu_init,
-            loop_cond,
-            loop_step,
-            result,
-        })))
-    }
-
-    /// The name of a simple identifier.
-    fn simple_name(&self, id: Id) -> Result<Name, Rejected> {
-        match self.tree.kind(id) {
-            PKind::Ident(name) => Ok(name.clone()),
-            _ => Err(Rejected),
+    /// The name of the variable (a simple identifier); cel-go's macros refuse the
+    /// traditional accumulator's name.
+    fn var(&mut self, arg: &Sub) -> Result<Name, Rejected> {
+        let Kind::Name(name) = &arg.node.kind else {
+            return Err(Rejected);
+        };
+        let name = name.clone();
+        if self.b.name_text(&name) == "__result__" {
+            let source = self.b.text.0;
+            let from = self.own.as_ref().map_or(0, |o| o.start).min(source.len());
+            let at = source[from..].find("__result__").map(|i| from + i);
+            self.b.errors.push(CompileError {
+                message: "iteration variable overwrites accumulator variable".into(),
+                span: at.map(|p| p..p + "__result__".len()),
+                kind: CompileErrorKind::Syntax,
+            });
         }
+        Ok(name)
     }
 }
 
 /// `all` (`&&` of the predicates, from true) and `exists` (`||`, from false).
-fn quantifier(at: &mut At, target: Id, args: &[Id], all: bool) -> Result<Id, Rejected> {
-    let predicate = args[1];
-    let var = at.simple_name(args[0])?;
-    let init = at.bool(all);
-    let accu = at.accu();
+fn quantifier(at: &mut At, target: Sub, args: Vec<Sub>, all: bool) -> Result<Sub, Rejected> {
+    let [var, predicate] = two(args)?;
+    let var = at.var(&var)?;
+    let init = at.lit(Value::Bool(all));
     let cond = if all {
-        at.call("@not_strictly_false", &[accu])
+        at.call("@not_strictly_false", [at.accu()])
     } else {
-        let not = at.call("!_", &[accu]);
-        at.call("@not_strictly_false", &[not])
+        let not = at.call("!_", [at.accu()]);
+        at.call("@not_strictly_false", [not])
     };
-    let accu = at.accu();
-    let step = at.call(if all { "_&&_" } else { "_||_" }, &[accu, predicate]);
+    let step = at.call(if all { "_&&_" } else { "_||_" }, [at.accu(), predicate]);
     let result = at.accu();
     Ok(at.comprehension(target, var, [init, cond, step, result]))
 }
 
-fn exists_one(at: &mut At, target: Id, args: &[Id]) -> Result<Id, Rejected> {
-    let predicate = args[1];
-    let var = at.simple_name(args[0])?;
-    let init = at.int(0);
-    let cond = at.bool(true);
-    let accu = at.accu();
-    let one = at.int(1);
-    let plus_one = at.call("_+_", &[accu, one]);
-    let accu = at.accu();
-    let step = at.call("_?_:_", &[predicate, plus_one, accu]);
-    let accu = at.accu();
-    let one = at.int(1);
-    let result = at.call("_==_", &[accu, one]);
+fn exists_one(at: &mut At, target: Sub, args: Vec<Sub>) -> Result<Sub, Rejected> {
+    let [var, predicate] = two(args)?;
+    let var = at.var(&var)?;
+    let init = at.lit(Value::Int(0));
+    let cond = at.lit(Value::Bool(true));
+    let plus_one = at.call("_+_", [at.accu(), at.lit(Value::Int(1))]);
+    let step = at.call("_?_:_", [predicate, plus_one, at.accu()]);
+    let result = at.call("_==_", [at.accu(), at.lit(Value::Int(1))]);
     Ok(at.comprehension(target, var, [init, cond, step, result]))
 }
 
 /// `map(x, f)` and `map(x, p, f)`.
-fn map(at: &mut At, target: Id, args: &[Id]) -> Result<Id, Rejected> {
-    let func = args[args.len() - 1];
-    let var = at.simple_name(args[0])?;
-    let init = at.list(&[]);
-    let cond = at.bool(true);
-    let filter = (args.len() == 3).then(|| args[1]);
-    let accu = at.accu();
-    let item = at.list(&[func]);
-    let mut step = at.call("_+_", &[accu, item]);
+fn map(at: &mut At, target: Sub, mut args: Vec<Sub>) -> Result<Sub, Rejected> {
+    let func = args.pop().ok_or(Rejected)?;
+    let filter = (args.len() == 2).then(|| args.pop()).flatten();
+    let var = at.var(args.first().ok_or(Rejected)?)?;
+    let init = at.list([]);
+    let cond = at.lit(Value::Bool(true));
+    let item = at.list([func]);
+    let mut step = at.call("_+_", [at.accu(), item]);
     if let Some(filter) = filter {
-        let accu = at.accu();
-        step = at.call("_?_:_", &[filter, step, accu]);
+        step = at.call("_?_:_", [filter, step, at.accu()]);
     }
     let result = at.accu();
     Ok(at.comprehension(target, var, [init, cond, step, result]))
 }
 
-fn filter(at: &mut At, target: Id, args: &[Id]) -> Result<Id, Rejected> {
-    let var_expr = args[0];
-    let var = at.simple_name(var_expr)?;
-    let predicate = args[1];
-    let init = at.list(&[]);
-    let cond = at.bool(true);
-    let accu = at.accu();
-    let item = at.list(&[var_expr]);
-    let step = at.call("_+_", &[accu, item]);
-    let accu = at.accu();
-    let step = at.call("_?_:_", &[predicate, step, accu]);
+fn filter(at: &mut At, target: Sub, args: Vec<Sub>) -> Result<Sub, Rejected> {
+    let [var_expr, predicate] = two(args)?;
+    let var = at.var(&var_expr)?;
+    let init = at.list([]);
+    let cond = at.lit(Value::Bool(true));
+    let item = at.list([var_expr]);
+    let step = at.call("_+_", [at.accu(), item]);
+    let step = at.call("_?_:_", [predicate, step, at.accu()]);
     let result = at.accu();
     Ok(at.comprehension(target, var, [init, cond, step, result]))
+}
+
+fn two(args: Vec<Sub>) -> Result<[Sub; 2], Rejected> {
+    <[Sub; 2]>::try_from(args).map_err(|_| Rejected)
 }

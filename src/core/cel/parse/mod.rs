@@ -1,7 +1,7 @@
-//! CEL's parser, written for speed: the same tree, ids and offsets as the `cel` crate's
-//! parser (its `IdedExpr` and `SourceInfo`), kept flat (see [`tree`]), from a hand-written
-//! lexer and a recursive descent over the crate's grammar, with the crate's macro expansion
-//! and recursion limit.
+//! CEL's parser, written for speed: a hand-written lexer and a recursive descent over the
+//! `cel` crate's grammar, with the crate's macro expansion and recursion limit, building our
+//! tree (`ast`) directly: the tree the crate's parse converted would give, node for node and
+//! span for span (the differential tests compare the two).
 //!
 //! It accepts only what the crate accepts. It gives no messages: whatever it rejects, the
 //! crate's parser parses again for its (cel-go's) error messages (see `compile.rs`).
@@ -10,119 +10,46 @@ mod lexer;
 mod literal;
 mod macros;
 mod parser;
-pub(crate) mod tree;
+
+use crate::core::cel::CompileError;
+use crate::core::cel::ast::build::{Builder, Sub};
+use crate::core::cel::ast::{Name, Node};
 
 pub(crate) use parser::Rejected;
-pub(crate) use tree::Tree;
+
+/// A rule parsed: our tree, its names not resolved yet (see `ast::resolve`).
+#[derive(Debug)]
+pub(crate) struct Parse {
+    pub root: Node,
+    /// The depth of the `cel` crate's tree of the rule (a leaf is 1).
+    pub depth: usize,
+    /// The names of the comprehensions' variables (the tree refers to them by place).
+    pub names: Vec<Name>,
+    /// Errors cel-go's parser reports that the crate's does not.
+    pub errors: Vec<CompileError>,
+}
 
 /// Parses `source` as `::cel::parser::Parser::new()` (with `macros`) or
 /// `::cel::Env::default().parser()` (without) does, with optional syntax off, escaped
-/// identifiers on, and `max_recursion_depth`.
+/// identifiers on, and `max_recursion_depth`; `strings_ext` when the string extension's
+/// functions are declared.
 pub(crate) fn parse(
     source: &str,
     macros: bool,
+    strings_ext: bool,
     max_recursion_depth: u16,
-) -> Result<Tree<'_>, Rejected> {
-    let Spare {
-        mut tokens,
-        nodes,
-        lists,
-        stack,
-        ops,
-    } = SPARE.with(|s| s.take());
-    if lexer::tokens_into(source, &mut tokens).is_err() {
-        give_back(Spare {
-            tokens,
-            nodes,
-            lists,
-            stack,
-            ops,
-        });
-        return Err(Rejected);
-    }
-    let mut tree = Tree::new(source);
-    tree.nodes = nodes;
-    tree.lists = lists;
-    let mut p = parser::Parser::new(
-        source,
-        tokens,
-        tree,
-        [stack, ops],
-        macros,
-        max_recursion_depth,
-    );
-    let parsed = p.start();
-    let parser::Parser {
-        tokens,
-        stack,
-        ops,
-        mut tree,
-        ..
-    } = p;
-    let rejected = parsed.is_err();
-    give_back(Spare {
-        tokens,
-        stack,
-        ops,
-        // A rejected rule's tree goes back too; an accepted one, once converted (`recycle`).
-        nodes: if rejected {
-            std::mem::take(&mut tree.nodes)
-        } else {
-            Vec::new()
-        },
-        lists: if rejected {
-            std::mem::take(&mut tree.lists)
-        } else {
-            Vec::new()
-        },
-    });
-    parsed.map(|_| tree)
-}
-
-/// The vectors of a parse, kept by each thread for the next one (a compile takes a few
-/// microseconds: allocating them anew was a good part of it).
-#[derive(Default)]
-struct Spare {
-    tokens: Vec<lexer::Token>,
-    nodes: Vec<tree::PNode>,
-    lists: Vec<tree::Id>,
-    stack: Vec<tree::Id>,
-    ops: Vec<tree::Id>,
-}
-
-/// The largest capacity kept of each vector (a long rule's are dropped).
-const SPARE_MAX: usize = 1 << 12;
-
-thread_local! {
-    static SPARE: std::cell::RefCell<Spare> = std::cell::RefCell::new(Spare::default());
-}
-
-/// Keeps the vectors given for the next parse of this thread, each emptied, where larger
-/// than the one kept and not too large.
-fn give_back(spare: Spare) {
-    fn keep<T>(kept: &mut Vec<T>, mut v: Vec<T>) {
-        if v.capacity() <= SPARE_MAX && v.capacity() > kept.capacity() {
-            v.clear();
-            *kept = v;
-        }
-    }
-    SPARE.with(|s| {
-        let mut s = s.borrow_mut();
-        keep(&mut s.tokens, spare.tokens);
-        keep(&mut s.nodes, spare.nodes);
-        keep(&mut s.lists, spare.lists);
-        keep(&mut s.stack, spare.stack);
-        keep(&mut s.ops, spare.ops);
-    });
-}
-
-/// Gives a tree's vectors back for the next parse of this thread (the tree is dropped).
-pub(crate) fn recycle(tree: Tree<'_>) {
-    give_back(Spare {
-        nodes: tree.nodes,
-        lists: tree.lists,
-        ..Spare::default()
-    });
+) -> Result<Parse, Rejected> {
+    let tokens = lexer::tokens(source).map_err(|_| Rejected)?;
+    let b = Builder::new(source, strings_ext);
+    let stacks = (Vec::new(), Vec::new());
+    let mut p = parser::Parser::new(source, tokens, b, stacks, macros, max_recursion_depth);
+    let Sub { node, depth } = p.start()?;
+    Ok(Parse {
+        root: node,
+        depth: depth as usize,
+        names: p.b.names,
+        errors: p.b.errors,
+    })
 }
 
 /// Where [`parse`] stops on a rule it rejects: the byte range of the token it could not take
@@ -134,9 +61,9 @@ pub(crate) fn rejected_at(
     max_recursion_depth: u16,
 ) -> Option<std::ops::Range<usize>> {
     let tokens = lexer::tokens(source).ok()?;
-    let stacks = [Vec::new(), Vec::new()];
-    let tree = Tree::new(source);
-    let mut p = parser::Parser::new(source, tokens, tree, stacks, macros, max_recursion_depth);
+    let b = Builder::new(source, false);
+    let stacks = (Vec::new(), Vec::new());
+    let mut p = parser::Parser::new(source, tokens, b, stacks, macros, max_recursion_depth);
     match p.start() {
         Ok(_) => None,
         Err(_) => Some(p.stopped_at()),

@@ -1,53 +1,34 @@
-//! Recursive descent over the tokens, following the `cel` crate's grammar and its visitor:
-//! ids are given in the order the visitor gives them, at the offsets of the same tokens.
+//! Recursive descent over the tokens, following the `cel` crate's grammar: our tree built
+//! as the rules end (see [`Builder`]), each node placed at the token the crate places it at.
+
+use std::ops::Range;
 
 use super::lexer::{Kind, Token};
-use super::tree::{Id, Name, PKind, Tree};
 use super::{literal, macros};
+use crate::core::cel::ast::build::{Builder, Sub};
+use crate::core::cel::ast::{self, Name};
 use crate::core::cel::value::Value;
 
 /// The expression is not one the `cel` crate accepts (or not one this parser is sure of).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Rejected;
 
-type Parsed = Result<Id, Rejected>;
+type Parsed = Result<Sub, Rejected>;
 
-impl Tree<'_> {
-    /// A new node at the offsets of `token`, its kind given later.
-    fn at(&mut self, token: Token) -> Id {
-        self.push(Some((token.start, token.end)), PKind::Unspecified)
-    }
-
-    /// A new node whose offsets are given later with [`Tree::place`].
-    fn reserve(&mut self) -> Id {
-        self.push(None, PKind::Unspecified)
-    }
-
-    fn place(&mut self, id: Id, token: Token) {
-        self.node_mut(id).at = Some((token.start, token.end));
-    }
-
-    /// A new node at the offsets of `id`.
-    pub(super) fn copy_of(&mut self, id: Id, kind: PKind) -> Id {
-        let at = self.node(id).at;
-        self.push(at, kind)
-    }
-
-    fn set(&mut self, id: Id, kind: PKind) -> Id {
-        self.node_mut(id).kind = kind;
-        id
-    }
+/// The offsets of a token, as a node placed at it has them.
+fn own(t: Token) -> Option<Range<usize>> {
+    Some(t.start as usize..t.end as usize)
 }
 
 pub(super) struct Parser<'s> {
     source: &'s str,
-    pub tokens: Vec<Token>,
+    tokens: Vec<Token>,
     pos: usize,
-    pub tree: Tree<'s>,
+    pub b: Builder<'s>,
     /// The children of the lists under way (arguments, elements, terms), in order.
-    pub stack: Vec<Id>,
+    stack: Vec<Sub>,
     /// The operators of the `&&` / `||` chains under way.
-    pub ops: Vec<Id>,
+    ops: Vec<Token>,
     macros: bool,
     /// `expr` rules open, and the most that may be (the crate's recursion limit).
     depth: u32,
@@ -76,15 +57,26 @@ fn reserved(name: &str) -> bool {
     )
 }
 
+/// What stands in the stack for a term taken out of it.
+fn hole() -> Sub {
+    Sub {
+        node: ast::Node {
+            span: ast::span::NO_SPAN,
+            kind: ast::Kind::Var(0),
+            scalar: false,
+        },
+        depth: 0,
+    }
+}
+
 impl<'s> Parser<'s> {
+    /// A parser of `source`'s `tokens` into `b`, with the stacks given (empty).
     /// `max_recursion_depth` is the value given to the crate's parser of the same name.
-    /// A parser of `source`'s `tokens`, into `tree` (empty, kept for its capacity), with
-    /// the stacks given (kept for theirs).
     pub fn new(
         source: &'s str,
         tokens: Vec<Token>,
-        tree: Tree<'s>,
-        [stack, ops]: [Vec<Id>; 2],
+        b: Builder<'s>,
+        (stack, ops): (Vec<Sub>, Vec<Token>),
         macros: bool,
         max_recursion_depth: u16,
     ) -> Self {
@@ -95,15 +87,11 @@ impl<'s> Parser<'s> {
         } else {
             u32::from(max_recursion_depth) + 1
         };
-        // About a node per token (fewer for brackets, more for macros).
-        let mut tree = tree;
-        tree.nodes.reserve(tokens.len() + tokens.len() / 2);
-        tree.lists.reserve(tokens.len());
         Parser {
             source,
             tokens,
             pos: 0,
-            tree,
+            b,
             stack,
             ops,
             macros,
@@ -114,7 +102,7 @@ impl<'s> Parser<'s> {
 
     /// The byte range of the token the parser stopped at (after a rejection; empty at the end
     /// of the rule).
-    pub(super) fn stopped_at(&self) -> std::ops::Range<usize> {
+    pub(super) fn stopped_at(&self) -> Range<usize> {
         match self.tokens.get(self.pos).or(self.tokens.last()) {
             Some(t) => t.start as usize..t.end as usize,
             None => 0..0,
@@ -151,16 +139,14 @@ impl<'s> Parser<'s> {
         t.text(self.source)
     }
 
-    fn node(&mut self, token: Token, kind: PKind) -> Id {
-        let id = self.tree.at(token);
-        self.tree.set(id, kind)
+    fn leaf(&self, token: Token, kind: ast::Kind) -> Sub {
+        self.b.leaf(own(token), kind)
     }
 
     /// `start : expr EOF`
     pub fn start(&mut self) -> Parsed {
         let e = self.expr()?;
         self.expect(Kind::Eof)?;
-        self.tree.root = e;
         Ok(e)
     }
 
@@ -173,13 +159,12 @@ impl<'s> Parser<'s> {
         let cond = self.logic(Kind::Or)?;
         let e = if self.peek() == Kind::Question {
             let op = self.bump();
-            let id = self.tree.at(op);
             let if_true = self.logic(Kind::Or)?;
             self.expect(Kind::Colon)?;
             let if_false = self.expr()?;
             let args = self.stack.len();
             self.stack.extend([cond, if_true, if_false]);
-            self.call(id, Name::Static("_?_:_"), None, args)?
+            self.call(op, "_?_:_", None, args)?
         } else {
             cond
         };
@@ -187,8 +172,8 @@ impl<'s> Parser<'s> {
         Ok(e)
     }
 
-    /// `conditionalOr` and `conditionalAnd`: the terms, each operator's id given after the
-    /// term that follows it, then a balanced tree of the operators.
+    /// `conditionalOr` and `conditionalAnd`: the terms and operators, then the crate's
+    /// balanced tree of the operators.
     fn logic(&mut self, op: Kind) -> Parsed {
         let term = |p: &mut Self| {
             if op == Kind::Or {
@@ -207,8 +192,7 @@ impl<'s> Parser<'s> {
             let t = self.bump();
             let next = term(self)?;
             self.stack.push(next);
-            let id = self.tree.at(t);
-            self.ops.push(id);
+            self.ops.push(t);
         }
         let function = if op == Kind::Or { "_||_" } else { "_&&_" };
         let n = self.ops.len() - ops;
@@ -219,7 +203,8 @@ impl<'s> Parser<'s> {
     }
 
     /// The crate's balanced tree of the chain of `&&` or `||` whose terms start at
-    /// `stack[terms]` and operators at `ops[ops]`, over the operators `lo..=hi`.
+    /// `stack[terms]` and operators at `ops[ops]`, over the operators `lo..=hi` (the terms
+    /// are taken out of the stack).
     fn balanced(
         &mut self,
         function: &'static str,
@@ -227,15 +212,15 @@ impl<'s> Parser<'s> {
         ops: usize,
         lo: usize,
         hi: usize,
-    ) -> Id {
+    ) -> Sub {
         let mid = (lo + hi).div_ceil(2);
         let left = if mid == lo {
-            self.stack[terms + mid]
+            std::mem::replace(&mut self.stack[terms + mid], hole())
         } else {
             self.balanced(function, terms, ops, lo, mid - 1)
         };
         let right = if mid == hi {
-            self.stack[terms + mid + 1]
+            std::mem::replace(&mut self.stack[terms + mid + 1], hole())
         } else {
             self.balanced(function, terms, ops, mid + 1, hi)
         };
@@ -257,9 +242,8 @@ impl<'s> Parser<'s> {
                 _ => return Ok(lhs),
             };
             let t = self.bump();
-            let id = self.tree.at(t);
             let rhs = self.additive()?;
-            lhs = self.binary(id, function, lhs, rhs);
+            lhs = self.binary(t, function, lhs, rhs);
         }
     }
 
@@ -272,9 +256,8 @@ impl<'s> Parser<'s> {
                 _ => return Ok(lhs),
             };
             let t = self.bump();
-            let id = self.tree.at(t);
             let rhs = self.multiplicative()?;
-            lhs = self.binary(id, function, lhs, rhs);
+            lhs = self.binary(t, function, lhs, rhs);
         }
     }
 
@@ -288,9 +271,8 @@ impl<'s> Parser<'s> {
                 _ => return Ok(lhs),
             };
             let t = self.bump();
-            let id = self.tree.at(t);
             let rhs = self.unary()?;
-            lhs = self.binary(id, function, lhs, rhs);
+            lhs = self.binary(t, function, lhs, rhs);
         }
     }
 
@@ -316,12 +298,11 @@ impl<'s> Parser<'s> {
         if n % 2 == 0 {
             return self.member_unsigned();
         }
-        let id = self.tree.at(first);
         let operand = self.member_unsigned()?;
         let function = if kind == Kind::Excl { "!_" } else { "-_" };
         let args = self.stack.len();
         self.stack.push(operand);
-        self.call(id, Name::Static(function), None, args)
+        self.call(first, function, None, args)
     }
 
     /// A member after a run of unary operators: a `-` here cannot be a sign (the run took
@@ -347,48 +328,34 @@ impl<'s> Parser<'s> {
                         Kind::Ident if self.peek_at(1) == Kind::LParen => {
                             let name = self.bump();
                             let open = self.bump();
-                            let id = self.tree.at(open);
                             let args = self.args()?;
-                            let function = Name::Src(name.start, name.end);
-                            e = self.call(id, function, Some(e), args)?;
+                            e = self.call(open, self.text(name), Some(e), args)?;
                         }
                         Kind::Ident => {
                             let name = self.bump();
-                            let field = Name::Src(name.start, name.end);
-                            e = self.select(dot, e, field);
+                            e = self.b.select(own(dot), e, self.text(name), false);
                         }
                         Kind::EscIdent => {
                             let name = self.bump();
-                            let field = Name::Src(name.start + 1, name.end - 1);
-                            e = self.select(dot, e, field);
+                            let field =
+                                &self.source[name.start as usize + 1..name.end as usize - 1];
+                            e = self.b.select(own(dot), e, field, false);
                         }
                         _ => return Err(Rejected),
                     }
                 }
                 Kind::LBracket => {
                     let open = self.bump();
-                    let id = self.tree.at(open);
                     if self.peek() == Kind::Question {
                         return Err(Rejected);
                     }
                     let index = self.expr()?;
                     self.expect(Kind::RBracket)?;
-                    e = self.binary(id, "_[_]", e, index);
+                    e = self.binary(open, "_[_]", e, index);
                 }
                 _ => return Ok(e),
             }
         }
-    }
-
-    fn select(&mut self, dot: Token, operand: Id, field: Name) -> Id {
-        self.node(
-            dot,
-            PKind::Select {
-                operand,
-                field,
-                test: false,
-            },
-        )
     }
 
     /// The arguments of a call, after its `(`, through its `)`: pushed on the stack, from
@@ -429,7 +396,7 @@ impl<'s> Parser<'s> {
             Kind::Uint => {
                 let t = self.bump();
                 let v = literal::uint(self.text(t)).ok_or(Rejected)?;
-                Ok(self.node(t, PKind::Lit(Value::Uint(v))))
+                Ok(self.leaf(t, ast::Kind::Lit(Value::Uint(v))))
             }
             kind @ (Kind::String | Kind::Bytes) => {
                 let t = self.bump();
@@ -439,19 +406,19 @@ impl<'s> Parser<'s> {
                 } else {
                     Value::String(String::from_utf8(bytes).map_err(|_| Rejected)?.into())
                 };
-                Ok(self.node(t, PKind::Lit(value)))
+                Ok(self.leaf(t, ast::Kind::Lit(value)))
             }
             Kind::True => {
                 let t = self.bump();
-                Ok(self.node(t, PKind::Lit(Value::Bool(true))))
+                Ok(self.leaf(t, ast::Kind::Lit(Value::Bool(true))))
             }
             Kind::False => {
                 let t = self.bump();
-                Ok(self.node(t, PKind::Lit(Value::Bool(false))))
+                Ok(self.leaf(t, ast::Kind::Lit(Value::Bool(false))))
             }
             Kind::Null => {
                 let t = self.bump();
-                Ok(self.node(t, PKind::Lit(Value::Null)))
+                Ok(self.leaf(t, ast::Kind::Lit(Value::Null)))
             }
             _ => Err(Rejected),
         }
@@ -465,7 +432,7 @@ impl<'s> Parser<'s> {
             Kind::Float => Value::Double(literal::double(text, negative).ok_or(Rejected)?),
             _ => return Err(Rejected),
         };
-        Ok(self.node(t, PKind::Lit(value)))
+        Ok(self.leaf(t, ast::Kind::Lit(value)))
     }
 
     /// An identifier, a global call, or a message: `.`? IDENTIFIER then `(`, or
@@ -483,14 +450,15 @@ impl<'s> Parser<'s> {
                     return Err(Rejected);
                 }
                 let open = self.bump();
-                let function = if leading_dot {
-                    Name::Owned(format!(".{name}").into())
-                } else {
-                    Name::Src(id_token.start, id_token.end)
-                };
-                let id = self.tree.at(open);
                 let args = self.args()?;
-                self.call(id, function, None, args)
+                if leading_dot {
+                    // A function named with a leading dot is no macro.
+                    let function = format!(".{name}");
+                    let args = self.stack.drain(args..);
+                    Ok(self.b.call(own(open), &function, None, args))
+                } else {
+                    self.call(open, name, None, args)
+                }
             }
             _ => {
                 // A message if the dotted name goes on to a `{`.
@@ -509,7 +477,7 @@ impl<'s> Parser<'s> {
                 } else {
                     Name::Src(id_token.start, id_token.end)
                 };
-                Ok(self.node(id_token, PKind::Ident(ident)))
+                Ok(self.leaf(id_token, ast::Kind::Name(ident)))
             }
         }
     }
@@ -528,21 +496,16 @@ impl<'s> Parser<'s> {
             type_name.push_str(self.text(t));
         }
         let open = self.bump();
-        let id = self.tree.at(open);
-        let entries = self.stack.len();
+        let values = self.stack.len();
         if !self.empty_or_trailing(Kind::RBrace) {
             loop {
                 let name = self.bump();
-                let field = match name.kind {
-                    Kind::Ident => Name::Src(name.start, name.end),
-                    Kind::EscIdent => Name::Src(name.start + 1, name.end - 1),
-                    _ => return Err(Rejected),
-                };
-                let col = self.expect(Kind::Colon)?;
-                let entry_id = self.tree.at(col);
+                if !matches!(name.kind, Kind::Ident | Kind::EscIdent) {
+                    return Err(Rejected);
+                }
+                self.expect(Kind::Colon)?;
                 let value = self.expr()?;
-                self.tree.set(entry_id, PKind::Field { name: field, value });
-                self.stack.push(entry_id);
+                self.stack.push(value);
                 if self.peek() != Kind::Comma {
                     break;
                 }
@@ -553,27 +516,14 @@ impl<'s> Parser<'s> {
             }
         }
         self.expect(Kind::RBrace)?;
-        let fields = self.take_list(entries);
-        Ok(self.tree.set(
-            id,
-            PKind::Struct {
-                type_name: type_name.into(),
-                fields,
-            },
-        ))
-    }
-
-    /// The ids pushed on the stack from `from`, taken off as a list.
-    fn take_list(&mut self, from: usize) -> super::tree::List {
-        let list = self.tree.make_list(&self.stack[from..]);
-        self.stack.truncate(from);
-        list
+        let message = self.b.message(own(open), type_name, &self.stack[values..]);
+        self.stack.truncate(values);
+        Ok(message)
     }
 
     /// `'[' elements? ','? ']'`
     fn list(&mut self) -> Parsed {
         let open = self.bump();
-        let id = self.tree.at(open);
         let elements = self.stack.len();
         if !self.empty_or_trailing(Kind::RBracket) {
             loop {
@@ -592,27 +542,24 @@ impl<'s> Parser<'s> {
             }
         }
         self.expect(Kind::RBracket)?;
-        let items = self.take_list(elements);
-        Ok(self.tree.set(id, PKind::List(items)))
+        let items = self.stack.drain(elements..);
+        Ok(self.b.list(own(open), items))
     }
 
-    /// `'{' entries? ','? '}'`: each entry's id (its `:`) comes before its key's.
+    /// `'{' entries? ','? '}'`: the keys and values pushed in turn.
     fn map(&mut self) -> Parsed {
         let open = self.bump();
-        let id = self.tree.at(open);
         let entries = self.stack.len();
         if !self.empty_or_trailing(Kind::RBrace) {
             loop {
                 if self.peek() == Kind::Question {
                     return Err(Rejected);
                 }
-                let entry_id = self.tree.reserve();
                 let key = self.expr()?;
-                let col = self.expect(Kind::Colon)?;
-                self.tree.place(entry_id, col);
+                self.stack.push(key);
+                self.expect(Kind::Colon)?;
                 let value = self.expr()?;
-                self.tree.set(entry_id, PKind::MapEntry { key, value });
-                self.stack.push(entry_id);
+                self.stack.push(value);
                 if self.peek() != Kind::Comma {
                     break;
                 }
@@ -623,8 +570,9 @@ impl<'s> Parser<'s> {
             }
         }
         self.expect(Kind::RBrace)?;
-        let entries = self.take_list(entries);
-        Ok(self.tree.set(id, PKind::Map(entries)))
+        let mut drained = self.stack.drain(entries..);
+        let pairs = std::iter::from_fn(move || Some((drained.next()?, drained.next()?)));
+        Ok(self.b.map(own(open), pairs))
     }
 
     /// At `close`, or at `,` `close` (an empty literal with its optional comma, which is then
@@ -640,44 +588,20 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// A binary operator's call (never a macro).
-    fn binary(&mut self, id: Id, function: &'static str, lhs: Id, rhs: Id) -> Id {
-        let args = self.tree.make_list(&[lhs, rhs]);
-        self.tree.set(
-            id,
-            PKind::Call {
-                func: Name::Static(function),
-                target: None,
-                args,
-            },
-        )
+    /// A binary operator's call at `op` (never a macro).
+    fn binary(&mut self, op: Token, function: &'static str, lhs: Sub, rhs: Sub) -> Sub {
+        self.b.call(own(op), function, None, [lhs, rhs])
     }
 
-    /// A call whose arguments are on the stack from `args` (taken off), or its macro's
-    /// expansion.
-    fn call(&mut self, id: Id, function: Name, target: Option<Id>, args: usize) -> Parsed {
-        if self.macros {
-            // A function named with a leading dot is no macro.
-            let name = match &function {
-                Name::Src(start, end) => &self.source[*start as usize..*end as usize],
-                Name::Static(name) => name,
-                Name::Owned(_) => "",
-            };
-            if let Some(expanded) =
-                macros::expand(&mut self.tree, id, name, target, &self.stack[args..])?
-            {
-                self.stack.truncate(args);
-                return Ok(expanded);
-            }
+    /// A call placed at `at` whose arguments are on the stack from `args` (taken off), or
+    /// its macro's expansion.
+    fn call(&mut self, at: Token, function: &str, target: Option<Sub>, args: usize) -> Parsed {
+        let n = self.stack.len() - args;
+        if self.macros && macros::is_macro(function, target.is_some(), n) {
+            let args = self.stack.drain(args..).collect();
+            return macros::expand(&mut self.b, own(at), function, target, args);
         }
-        let args = self.take_list(args);
-        Ok(self.tree.set(
-            id,
-            PKind::Call {
-                func: function,
-                target,
-                args,
-            },
-        ))
+        let args = self.stack.drain(args..);
+        Ok(self.b.call(own(at), function, target, args))
     }
 }

@@ -1,10 +1,14 @@
-//! The parser against the `cel` crate's, expression by expression: the same tree, ids and
-//! offsets where the crate accepts, a rejection where it rejects.
+//! The parser against the `cel` crate's, expression by expression: where the crate accepts,
+//! the tree our builder makes of the crate's nodes and offsets; a rejection where it rejects.
 
-use ::cel::common::ast::{IdedExpr, SourceInfo};
+use std::ops::Range;
+
+use ::cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, SourceInfo};
 
 use super::parse;
-use super::tree::{PKind, from_crate};
+use crate::core::cel::ast::Kind;
+use crate::core::cel::ast::build::{Builder, Sub};
+use crate::core::cel::ast::{Name, resolve::Resolver};
 use crate::core::cel::value::Value;
 
 /// The crate's parser with the options of `compile.rs`.
@@ -26,51 +30,120 @@ pub(super) fn crate_parse(
         .ok()
 }
 
-/// Every id's offsets, in id order (the crate gives ids 1, 2, ... each with offsets).
-pub(super) fn offsets(info: &SourceInfo) -> Vec<(u64, (u32, u32))> {
-    let mut out = Vec::new();
-    if let Some(o) = info.offset_for(0) {
-        out.push((0, o));
-    }
-    let mut id = 1;
-    while let Some(o) = info.offset_for(id) {
-        out.push((id, o));
-        id += 1;
-    }
-    out
+/// The tree our builder makes of the crate's parse of `source`, from its nodes and their
+/// offsets: what our parser must make of the rule.
+pub(super) fn from_crate(
+    source: &str,
+    e: &IdedExpr,
+    info: &SourceInfo,
+    strings_ext: bool,
+) -> (Sub, Vec<Name>) {
+    let mut b = Builder::new(source, strings_ext);
+    let root = add(&mut b, e, info);
+    (root, b.names)
 }
 
-/// Where the two parsers disagree on `source`, if they do: the trees from their roots (ids,
-/// offsets and nodes), and the offsets of every id given (those a macro left out too).
+fn own(source: &str, info: &SourceInfo, id: u64) -> Option<Range<usize>> {
+    let (s, e) = info.offset_for(id)?;
+    let (s, e) = (s as usize, e as usize + 1);
+    (s <= e && e <= source.len() && source.is_char_boundary(s) && source.is_char_boundary(e))
+        .then_some(s..e)
+}
+
+fn add(b: &mut Builder, e: &IdedExpr, info: &SourceInfo) -> Sub {
+    let at = own(b.text.0, info, e.id);
+    let unknown = |b: &Builder| b.leaf(at.clone(), Kind::Unresolved("?".into()));
+    match &e.expr {
+        Expr::Unspecified => unknown(b),
+        Expr::Literal(l) => b.leaf(
+            at.clone(),
+            Kind::Lit(match l {
+                LiteralValue::Boolean(v) => Value::Bool(*v.inner()),
+                LiteralValue::Int(i) => Value::Int(*i.inner()),
+                LiteralValue::UInt(u) => Value::Uint(*u.inner()),
+                LiteralValue::Double(d) => Value::Double(*d.inner()),
+                LiteralValue::Null => Value::Null,
+                LiteralValue::String(s) => Value::string(s.inner()),
+                LiteralValue::Bytes(v) => Value::Bytes(std::sync::Arc::from(v.inner())),
+            }),
+        ),
+        Expr::Ident(n) => b.leaf(at.clone(), Kind::Name(Name::Owned(n.as_str().into()))),
+        Expr::Select(s) => {
+            let operand = add(b, &s.operand, info);
+            b.select(at.clone(), operand, &s.field, s.test)
+        }
+        Expr::Call(c) => {
+            let target = c.target.as_ref().map(|t| add(b, t, info));
+            let args: Vec<Sub> = c.args.iter().map(|a| add(b, a, info)).collect();
+            b.call(at.clone(), &c.func_name, target, args)
+        }
+        Expr::List(l) if !l.optional_indices.is_empty() => unknown(b),
+        Expr::List(l) => {
+            let items: Vec<Sub> = l.elements.iter().map(|a| add(b, a, info)).collect();
+            b.list(at.clone(), items)
+        }
+        Expr::Map(m) => {
+            let mut entries = Vec::new();
+            for en in &m.entries {
+                match &en.expr {
+                    EntryExpr::MapEntry(me) if !me.optional => {
+                        entries.push((add(b, &me.key, info), add(b, &me.value, info)));
+                    }
+                    _ => return unknown(b),
+                }
+            }
+            b.map(at.clone(), entries)
+        }
+        Expr::Struct(st) => {
+            let mut values = Vec::new();
+            for en in &st.entries {
+                match &en.expr {
+                    EntryExpr::StructField(f) if !f.optional => values.push(add(b, &f.value, info)),
+                    _ => return unknown(b),
+                }
+            }
+            b.message(at.clone(), st.type_name.to_string(), &values)
+        }
+        Expr::Comprehension(c) if c.iter_var2.is_some() => unknown(b),
+        Expr::Comprehension(c) => {
+            let range = add(b, &c.iter_range, info);
+            let parts = [&c.accu_init, &c.loop_cond, &c.loop_step, &c.result]
+                .map(|part| add(b, part, info));
+            let iter_var = Name::Owned(c.iter_var.as_str().into());
+            let accu_var = Name::Owned(c.accu_var.as_str().into());
+            b.comprehension(at.clone(), range, iter_var, accu_var, parts)
+        }
+    }
+}
+
+/// A tree with its names resolved (the readiness environment's), as debug text with its
+/// depth and the slots it takes.
+fn resolved(source: &str, root: Sub, names: &[Name]) -> String {
+    let decls = crate::core::cel::Declarations::readiness();
+    let Sub { mut node, depth } = root;
+    let mut r = Resolver::new(source, names, &decls.variables);
+    r.resolve(&mut node);
+    format!("depth {depth}, slots {}: {node:?}", r.slot_count)
+}
+
+/// Where the two parsers disagree on `source`, if they do: the trees from their roots, each
+/// node's kind and span, resolved, with the depth the recursion limit measures.
 pub(super) fn disagreement(source: &str, macros: bool, depth: u16) -> Option<String> {
     let theirs = crate_parse(source, macros, depth);
-    let ours = parse(source, macros, depth).ok();
+    let ours = parse(source, macros, false, depth).ok();
     match (theirs, ours) {
         (None, None) => None,
         (Some(_), None) => Some("the crate accepts, ours rejects".into()),
-        (None, Some(t)) => Some(format!("the crate rejects, ours accepts: {}", t.dump())),
+        (None, Some(t)) => Some(format!("the crate rejects, ours accepts: {:?}", t.root)),
         (Some((te, ti)), Some(ours)) => {
-            let theirs = from_crate::tree(source, &te, &ti);
-            let ours_offsets: Vec<(u64, (u32, u32))> = ours
-                .nodes
-                .iter()
-                .enumerate()
-                .filter_map(|(i, n)| n.at.map(|(s, e)| (i as u64 + 1, (s, e - 1))))
-                .collect();
-            if theirs.dump() != ours.dump() {
-                Some(format!(
-                    "trees differ:\n crate {}\n ours  {}",
-                    theirs.dump(),
-                    ours.dump()
-                ))
-            } else if offsets(&ti) != ours_offsets {
-                Some(format!(
-                    "offsets differ:\n crate {:?}\n ours  {ours_offsets:?}",
-                    offsets(&ti),
-                ))
-            } else {
-                None
-            }
+            let (root, names) = from_crate(source, &te, &ti, false);
+            let theirs = resolved(source, root, &names);
+            let sub = Sub {
+                node: ours.root,
+                depth: ours.depth as u32,
+            };
+            let ours = resolved(source, sub, &ours.names);
+            (theirs != ours).then(|| format!("trees differ:\n crate {theirs}\n ours  {ours}"))
         }
     }
 }
@@ -89,7 +162,10 @@ fn agree(cases: &[&str]) {
 #[track_caller]
 fn accepted(cases: &[&str]) {
     for &source in cases {
-        assert!(parse(source, true, 250).is_ok(), "{source:?} is rejected");
+        assert!(
+            parse(source, true, false, 250).is_ok(),
+            "{source:?} is rejected"
+        );
     }
     agree(cases);
 }
@@ -97,16 +173,19 @@ fn accepted(cases: &[&str]) {
 #[track_caller]
 fn rejected(cases: &[&str]) {
     for &source in cases {
-        assert!(parse(source, true, 250).is_err(), "{source:?} is accepted");
+        assert!(
+            parse(source, true, false, 250).is_err(),
+            "{source:?} is accepted"
+        );
     }
     agree(cases);
 }
 
 /// The literal a rule is, as its debug text.
 fn literal(source: &str) -> String {
-    let tree = parse(source, true, 250).unwrap();
-    match tree.kind(tree.root) {
-        PKind::Lit(v) => format!("{v:?}"),
+    let parsed = parse(source, true, false, 250).unwrap();
+    match &parsed.root.kind {
+        Kind::Lit(v) => format!("{v:?}"),
         other => panic!("{source}: {other:?}"),
     }
 }
@@ -379,7 +458,7 @@ fn macros_expand_as_the_crate_expands_them() {
         "x.exists_one([y], true)",
     ]);
     // Without macros, these are calls.
-    assert!(parse("has(a)", false, 250).is_ok());
+    assert!(parse("has(a)", false, false, 250).is_ok());
     assert!(crate_parse("has(a)", false, 250).is_some());
 }
 
@@ -428,8 +507,8 @@ fn the_recursion_limit_counts_as_the_crate_counts() {
     }
     let deep = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
     big_stack(move || {
-        assert!(parse(&deep(250), true, 250).is_ok());
-        assert!(parse(&deep(251), true, 250).is_err());
+        assert!(parse(&deep(250), true, false, 250).is_ok());
+        assert!(parse(&deep(251), true, false, 250).is_err());
         for n in [249, 250, 251] {
             assert_eq!(disagreement(&deep(n), true, 250), None, "{n}");
         }

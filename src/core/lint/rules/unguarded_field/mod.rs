@@ -422,6 +422,7 @@ impl<'a> Walker<'a> {
             | Kind::TypeIdent(..)
             | Kind::Var(_)
             | Kind::Unresolved(_)
+            | Kind::Name(_)
             | Kind::Struct(_) => {}
         }
     }
