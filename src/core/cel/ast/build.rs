@@ -244,7 +244,6 @@ impl<'s> Builder<'s> {
 
     /// A macro's comprehension over `range` with the variable `iter_var` and the
     /// accumulator `accu_var`.
-    #[allow(clippy::too_many_arguments)]
     pub fn comprehension(
         &mut self,
         own: Option<Range<usize>>,

@@ -41,8 +41,7 @@ pub(crate) fn parse(
 ) -> Result<Parse, Rejected> {
     let tokens = lexer::tokens(source).map_err(|_| Rejected)?;
     let b = Builder::new(source, strings_ext);
-    let stacks = (Vec::new(), Vec::new());
-    let mut p = parser::Parser::new(source, tokens, b, stacks, macros, max_recursion_depth);
+    let mut p = parser::Parser::new(source, tokens, b, macros, max_recursion_depth);
     let Sub { node, depth } = p.start()?;
     Ok(Parse {
         root: node,
@@ -62,8 +61,7 @@ pub(crate) fn rejected_at(
 ) -> Option<std::ops::Range<usize>> {
     let tokens = lexer::tokens(source).ok()?;
     let b = Builder::new(source, false);
-    let stacks = (Vec::new(), Vec::new());
-    let mut p = parser::Parser::new(source, tokens, b, stacks, macros, max_recursion_depth);
+    let mut p = parser::Parser::new(source, tokens, b, macros, max_recursion_depth);
     match p.start() {
         Ok(_) => None,
         Err(_) => Some(p.stopped_at()),

@@ -70,13 +70,12 @@ fn hole() -> Sub {
 }
 
 impl<'s> Parser<'s> {
-    /// A parser of `source`'s `tokens` into `b`, with the stacks given (empty).
-    /// `max_recursion_depth` is the value given to the crate's parser of the same name.
+    /// A parser of `source`'s `tokens` into `b`. `max_recursion_depth` is the value given to
+    /// the crate's parser of the same name.
     pub fn new(
         source: &'s str,
         tokens: Vec<Token>,
         b: Builder<'s>,
-        (stack, ops): (Vec<Sub>, Vec<Token>),
         macros: bool,
         max_recursion_depth: u16,
     ) -> Self {
@@ -92,8 +91,8 @@ impl<'s> Parser<'s> {
             tokens,
             pos: 0,
             b,
-            stack,
-            ops,
+            stack: Vec::new(),
+            ops: Vec::new(),
             macros,
             depth: 0,
             max_depth,
