@@ -45,6 +45,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('trace', 'trace', [CompletionResultType]::ParameterValue, 'Who deployed a release or Flux object, from which template, and why it is in its state: provider object → ServiceSet → ClusterDeployment or MultiClusterService → ServiceTemplate')
             [CompletionResult]::new('wait', 'wait', [CompletionResultType]::ParameterValue, 'Wait until every service of a ClusterDeployment, MultiClusterService or ServiceSet is deployed: exit 0, 1 on a failure that will not heal, 3 on timeout')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out')
+            [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve the Model Context Protocol on stdio: the verbs as read-only tools for assistants')
             [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version, git commit and build date')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, powershell)')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for packagers and the repository)')
@@ -79,6 +80,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
         }
         'kubectl-ksm;eval' {
             [CompletionResult]::new('--rule-file', '--rule-file', [CompletionResultType]::ParameterName, 'Read the rule from a file (`-` for stdin)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read KIND/NAME from saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles')
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin')
             [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'kcm''s CEL environment: `readiness` (StateManagementProvider rules: `self`, programs built with OptOptimize) or `health` (the Sveltos adapter''s health rules: `obj`, the string extension, programs built without options)')
@@ -107,6 +109,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Only the StateManagementProviders whose labels match (kubectl''s syntax: a=b,c!=d)')
             [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Only the StateManagementProviders whose labels match (kubectl''s syntax: a=b,c!=d)')
             [CompletionResult]::new('--objects', '--objects', [CompletionResultType]::ParameterName, 'Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the SMPs (named as live) and what they reference from saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles')
             [CompletionResult]::new('--cost-limit', '--cost-limit', [CompletionResultType]::ParameterName, 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)')
             [CompletionResult]::new('--memory-limit', '--memory-limit', [CompletionResultType]::ParameterName, 'Memory budget of one evaluation (bytes the values it builds may take in all)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
@@ -128,8 +131,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             break
         }
         'kubectl-ksm;render' {
-            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'With --live and no name, only the ServiceSets whose labels match (a=b,c!=d)')
-            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'With --live and no name, only the ServiceSets whose labels match (a=b,c!=d)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the ServiceSet (by name, as with --live; none: every ServiceSet, of the namespace when -n is given) and what its render reads from saved objects: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'With --live or --from and no name, only the ServiceSets whose labels match (a=b,c!=d)')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'With --live or --from and no name, only the ServiceSets whose labels match (a=b,c!=d)')
             [CompletionResult]::new('--templates', '--templates', [CompletionResultType]::ParameterName, 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)')
             [CompletionResult]::new('--smp', '--smp', [CompletionResultType]::ParameterName, 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels')
             [CompletionResult]::new('--system-namespace', '--system-namespace', [CompletionResultType]::ParameterName, 'kcm''s system namespace (self-management ServiceSets of a MultiClusterService live there)')
@@ -305,6 +309,26 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'User to impersonate for the requests (e.g. the SMP''s service account, system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)')
             [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate (repeat for several); needs --as')
             [CompletionResult]::new('--leader-elect', '--leader-elect', [CompletionResultType]::ParameterName, 'Run only while holding a coordination.k8s.io Lease (for more than one replica)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-ksm;mcp' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Answer from saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles')
+            [CompletionResult]::new('--call-timeout', '--call-timeout', [CompletionResultType]::ParameterName, 'How long one tool call may take before it is answered with a timeout error (0: no limit)')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'The time doctor, tree and trace judge ages against (RFC 3339); default: now, or for a bundle saved with doctor --save the time it was captured')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log level, as kubectl''s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log level, as kubectl''s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The namespace (default: the context''s)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'How long to wait for one request: seconds, or a duration (30, 30s, 1m); 0 waits forever [default: 60s, the API server''s own limit for a get or a list]')
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'User to impersonate for the requests (e.g. the SMP''s service account, system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)')
+            [CompletionResult]::new('--as-group', '--as-group', [CompletionResultType]::ParameterName, 'Group to impersonate (repeat for several); needs --as')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -40,6 +40,9 @@ _kubectl__ksm() {
             kubectl__ksm,lint)
                 cmd="kubectl__ksm__subcmd__lint"
                 ;;
+            kubectl__ksm,mcp)
+                cmd="kubectl__ksm__subcmd__mcp"
+                ;;
             kubectl__ksm,render)
                 cmd="kubectl__ksm__subcmd__render"
                 ;;
@@ -65,7 +68,7 @@ _kubectl__ksm() {
 
     case "${cmd}" in
         kubectl__ksm)
-            opts="-v -n -h -V --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version lint eval check render diff doctor tree trace wait run version completion generate __complete"
+            opts="-v -n -h -V --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version lint eval check render diff doctor tree trace wait run mcp version completion generate __complete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -173,7 +176,7 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__check)
-            opts="-l -o -v -n -h -V --selector --objects --cost-limit --memory-limit --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            opts="-l -o -v -n -h -V --selector --objects --from --cost-limit --memory-limit --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -188,6 +191,10 @@ _kubectl__ksm() {
                     return 0
                     ;;
                 --objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -485,13 +492,17 @@ _kubectl__ksm() {
             return 0
             ;;
         kubectl__subcmd__ksm__subcmd__eval)
-            opts="-f -o -v -n -h -V --rule-file --filename --env --message --cost-limit --memory-limit --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            opts="-f -o -v -n -h -V --rule-file --from --filename --env --message --cost-limit --memory-limit --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --rule-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -714,13 +725,83 @@ _kubectl__ksm() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__ksm__subcmd__render)
-            opts="-l -o -v -n -h -V --live --selector --templates --smp --system-namespace --explain --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+        kubectl__subcmd__ksm__subcmd__mcp)
+            opts="-v -n -h -V --from --call-timeout --now --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --call-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --as-group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__ksm__subcmd__render)
+            opts="-l -o -v -n -h -V --live --from --selector --templates --smp --system-namespace --explain --output --color --v --kubeconfig --context --namespace --request-timeout --as --as-group --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --selector)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -46,6 +46,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "tree" -d 'T
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "trace" -d 'Who deployed a release or Flux object, from which template, and why it is in its state: provider object → ServiceSet → ClusterDeployment or MultiClusterService → ServiceTemplate'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "wait" -d 'Wait until every service of a ClusterDeployment, MultiClusterService or ServiceSet is deployed: exit 0, 1 on a failure that will not heal, 3 on timeout'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "run" -d 'Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "mcp" -d 'Serve the Model Context Protocol on stdio: the verbs as read-only tools for assistants'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "version" -d 'Print the version, git commit and build date'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "completion" -d 'Print a shell completion script (bash, zsh, fish, powershell)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for packagers and the repository)'
@@ -75,6 +76,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -l list-ru
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand lint" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l rule-file -d 'Read the rule from a file (`-` for stdin)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l from -d 'Read KIND/NAME from saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s f -l filename -d 'Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -l env -d 'kcm\'s CEL environment: `readiness` (StateManagementProvider rules: `self`, programs built with OptOptimize) or `health` (the Sveltos adapter\'s health rules: `obj`, the string extension, programs built without options)' -r -f -a "readiness\t'StateManagementProvider readiness rules'
 health\t'Service health rules (the Sveltos adapter\'s verifier)'"
@@ -97,6 +99,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s h -l he
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand eval" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s l -l selector -d 'Only the StateManagementProviders whose labels match (kubectl\'s syntax: a=b,c!=d)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l objects -d 'Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l from -d 'Read the SMPs (named as live) and what they reference from saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l cost-limit -d 'Cost budget of one evaluation (CEL cost units; the default bounds an evaluation well under 1 s)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l memory-limit -d 'Memory budget of one evaluation (bytes the values it builds may take in all)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s o -l output -d 'Output format' -r -f -a "human\t'For people: colours, source excerpts, tables'
@@ -113,7 +116,8 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l as -d 
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -l as-group -d 'Group to impersonate (repeat for several); needs --as' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand check" -s V -l version -d 'Print version'
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s l -l selector -d 'With --live and no name, only the ServiceSets whose labels match (a=b,c!=d)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l from -d 'Read the ServiceSet (by name, as with --live; none: every ServiceSet, of the namespace when -n is given) and what its render reads from saved objects: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -s l -l selector -d 'With --live or --from and no name, only the ServiceSets whose labels match (a=b,c!=d)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l templates -d 'Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l smp -d 'Files with StateManagementProviders, whose selectors give a derived ServiceSet its labels' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand render" -l system-namespace -d 'kcm\'s system namespace (self-management ServiceSets of a MultiClusterService live there)' -r
@@ -261,6 +265,21 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l as-group
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -l leader-elect -d 'Run only while holding a coordination.k8s.io Lease (for more than one replica)'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -s h -l help -d 'Print help'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand run" -s V -l version -d 'Print version'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -l from -d 'Answer from saved objects instead of the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor --save` bundles' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -l call-timeout -d 'How long one tool call may take before it is answered with a timeout error (0: no limit)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -l now -d 'The time doctor, tree and trace judge ages against (RFC 3339); default: now, or for a bundle saved with doctor --save the time it was captured' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -l color -d 'When to use colour; NO_COLOR, TERM=dumb and a non-terminal output turn `auto` off' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -s v -l v -d 'Log level, as kubectl\'s -v: 1 more detail (per-file counts, explanations of true results), 4 debug logs, 6 every HTTP request, 7 with its headers' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -l kubeconfig -d 'Path to the kubeconfig file (default: KUBECONFIG, which may list several files, then ~/.kube/config, then the in-cluster service account)' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -s n -l namespace -d 'The namespace (default: the context\'s)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -l request-timeout -d 'How long to wait for one request: seconds, or a duration (30, 30s, 1m); 0 waits forever [default: 60s, the API server\'s own limit for a get or a list]' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -l as -d 'User to impersonate for the requests (e.g. the SMP\'s service account, system:serviceaccount:kcm-system:ksm-flux-sa, as kcm evaluates its rules)' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -l as-group -d 'Group to impersonate (repeat for several); needs --as' -r
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -s h -l help -d 'Print help'
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand mcp" -s V -l version -d 'Print version'
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand version" -s o -l output -d 'Output format' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'A versioned JSON report'
 yaml\t'YAML'"

@@ -1054,3 +1054,125 @@ fn wait_on_a_cluster_and_a_multiclusterservice_names_what_kcm_has_not_written() 
     assert_cmd_snapshot!(cmd);
     assert_cmd_snapshot!(wait_on("sveltos-mcs-dependency-waiting", "mcs/apps"));
 }
+
+/// `check`, `eval KIND/NAME` and `render NAME` read a dump with --from as they read the
+/// cluster live.
+#[test]
+fn check_eval_and_render_read_a_dump_by_name() {
+    let dump = "testdata/doctor/multi-problem/dump.yaml";
+    let json = |args: &[&str]| -> (Option<i32>, serde_json::Value, String) {
+        let out = ksm().args(args).args(["-o", "json"]).output().unwrap();
+        (
+            out.status.code(),
+            serde_json::from_slice(&out.stdout).unwrap_or_default(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, v, err) = json(&["check", "smp/ksm-flux", "--from", dump]);
+    assert!(code.is_some_and(|c| c < 2), "{err}");
+    let names: Vec<_> = v["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["smp"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ksm-flux"]);
+    let (code, _, err) = json(&["check", "nope", "--from", dump]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("StateManagementProvider \"nope\" not found"),
+        "{err}"
+    );
+
+    let (code, v, err) = json(&[
+        "eval",
+        "has(self.status.readyReplicas)",
+        "deploy/helm-controller",
+        "--from",
+        dump,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["results"][0]["object"]["name"], "helm-controller");
+    assert_eq!(v["results"][0]["object"]["namespace"], "flux-system");
+    // A name in several namespaces needs -n; with it, the one of that namespace.
+    let (code, _, err) = json(&[
+        "eval",
+        "true",
+        "servicetemplate/cert-manager-1-18-2",
+        "--from",
+        dump,
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("several namespaces") && err.contains("kcm-system, team-a"),
+        "{err}"
+    );
+    let (code, v, _) = json(&[
+        "eval",
+        "true",
+        "servicetemplates/cert-manager-1-18-2",
+        "-n",
+        "team-a",
+        "--from",
+        dump,
+    ]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["results"][0]["object"]["namespace"], "team-a");
+    let (code, _, err) = json(&["eval", "true", "deploy/nope", "--from", dump]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("deploy/nope not found in"), "{err}");
+
+    let (code, v, err) = json(&["render", "prod-eu", "-n", "team-a", "--from", dump]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["kind"], "List");
+    let items = v["items"].as_array().unwrap();
+    assert!(!items.is_empty());
+    assert!(
+        items.iter().all(|o| o["metadata"]["namespace"] == "team-a"),
+        "{v}"
+    );
+    let (code, _, err) = json(&["render", "prod-eu", "--from", dump, "-l", "a=b"]);
+    assert_eq!(code, Some(0), "a selector is for lists, a name wins: {err}");
+    let (code, _, err) = json(&["render", "nope", "--from", dump]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("ServiceSet nope not found in the saved objects"),
+        "{err}"
+    );
+}
+
+/// With --rule-file, the one positional argument is the object.
+#[test]
+fn eval_rule_file_with_an_object_by_name() {
+    let dir = tempdir();
+    let rule = dir.join("rule.cel");
+    std::fs::write(&rule, "has(self.status.readyReplicas)\n").unwrap();
+    let out = ksm()
+        .args(["eval", "--rule-file"])
+        .arg(&rule)
+        .args([
+            "deploy/helm-controller",
+            "-n",
+            "flux-system",
+            "-o",
+            "json",
+            "--from",
+        ])
+        .arg("testdata/doctor/multi-problem/dump.yaml")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ksm()
+        .args(["eval", "true", "--rule-file"])
+        .arg(&rule)
+        .args(["deploy/x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the rule is given twice"));
+}

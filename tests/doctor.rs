@@ -263,3 +263,42 @@ fn doctor_as_a_user_meets_it() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), at_capture);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn doctor_of_a_cluster_deployment_or_a_multi_cluster_service_keeps_their_service_sets() {
+    let dump = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/doctor/flux-priority-conflict/dump.yaml");
+    let names = |target: &str| -> (Option<i32>, Vec<String>, String) {
+        // After `--`: --from takes every path up to the next flag.
+        let (code, stdout, stderr) = doctor(&dump, &["-o", "json", "--", target]);
+        let sets = serde_json::from_str::<serde_json::Value>(&stdout)
+            .map(|v| {
+                v["serviceSets"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s["name"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        (code, sets, stderr)
+    };
+    // The ClusterDeployment's own ServiceSet and the one a MultiClusterService deploys to it.
+    let (_, sets, _) = names("clusterdeployment/dev-cluster");
+    assert_eq!(sets, ["dev-cluster", "dev-cluster-bb74fe23"]);
+    let (_, sets, _) = names("cld/dev-cluster");
+    assert_eq!(sets, ["dev-cluster", "dev-cluster-bb74fe23"]);
+    let (_, sets, _) = names("mcs/global-ingress");
+    assert_eq!(sets, ["dev-cluster-bb74fe23"]);
+    let (_, sets, _) = names("serviceset/dev-cluster");
+    assert_eq!(sets, ["dev-cluster"]);
+    let (code, _, stderr) = names("mcs/nope");
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("no ServiceSet of MultiClusterService \"nope\""),
+        "{stderr}"
+    );
+    let (code, _, stderr) = names("deploy/x");
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("clusterdeployment (cld)"), "{stderr}");
+}

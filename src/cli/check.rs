@@ -25,11 +25,14 @@ Examples:
   kubectl ksm check ksm-flux                # one, live (or smp/ksm-flux)
   kubectl ksm check -l team=platform        # those whose labels match
   kubectl ksm check smp.yaml --objects flux-system.yaml --objects crds.yaml   # offline
+  kubectl ksm check ksm-flux --from bundle.yaml     # from a saved dump (doctor --save)
 
 Offline, the adapter, provisioners and CRDs are looked up among the objects (the SMP files are
 searched too) and RBACReady is not evaluated: READY assumes kcm creates the RBAC objects. Live,
 kinds are resolved through discovery as kcm does, RBACReady is what kcm last wrote, and a
-condition whose recorded status differs from the evaluation now is flagged.
+condition whose recorded status differs from the evaluation now is flagged. From a dump
+(--from), the SMPs are named as live and looked up, with what they reference, among the saved
+objects; RBACReady and the flagged differences are read from the saved status as live.
 
 Exit codes: 0 every provider ready, 1 a provider not ready, 2 bad usage, unreadable input or
 cluster unreachable.")]
@@ -44,6 +47,11 @@ pub struct CheckArgs {
     /// Files or directories with the referenced objects and CRDs (`kubectl get -o yaml` output)
     #[arg(long = "objects", value_name = "PATH", num_args = 1..)]
     pub objects: Vec<PathBuf>,
+    /// Read the SMPs (named as live) and what they reference from saved objects instead of
+    /// the cluster: files or directories of `kubectl get ... -o yaml` output or `doctor
+    /// --save` bundles
+    #[arg(long = "from", value_name = "PATH", num_args = 1.., conflicts_with = "objects")]
+    pub from: Vec<PathBuf>,
     #[command(flatten)]
     pub budget: BudgetArgs,
     /// Output format
@@ -71,8 +79,10 @@ fn smp_name(arg: &str) -> Result<&str, CliError> {
 
 pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let format = args.output;
-    let offline =
-        !args.objects.is_empty() || args.smps.iter().any(|s| s == "-" || Path::new(s).exists());
+    let from_dump = !args.from.is_empty();
+    let offline = !from_dump
+        && (!args.objects.is_empty()
+            || args.smps.iter().any(|s| s == "-" || Path::new(s).exists()));
     let explain = if global.verbosity > 0 {
         Explain::Always
     } else {
@@ -117,6 +127,11 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .collect();
         let none = vec![Vec::new(); checks.len()];
         (checks, none)
+    } else if from_dump {
+        let objects = input::load_dump(&args.from, io)?;
+        let (smps, others): (Vec<Value>, Vec<Value>) = objects.into_iter().partition(is_smp);
+        let smps = selected_smps(smps, args)?;
+        judged_as_recorded(&smps, &ObjectSet::new(others), &limits, explain)
     } else {
         let mut cluster = Cluster::connect(&global.cluster)?;
         cluster.discover()?;
@@ -128,39 +143,16 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
                 cluster.server
             )));
         };
-        let mut smps = cluster.list_selected(
+        let smps = cluster.list_selected(
             &ar,
             &caps,
             None,
             args.selector.as_ref().map(|s| s.text.as_str()),
         )?;
-        if !args.smps.is_empty() {
-            let names = args
-                .smps
-                .iter()
-                .map(|a| smp_name(a))
-                .collect::<Result<Vec<_>, _>>()?;
-            for name in &names {
-                if !smps.iter().any(|s| Object(s).name() == *name) {
-                    return Err(CliError::Fatal(format!(
-                        "StateManagementProvider {name:?} not found"
-                    )));
-                }
-            }
-            smps.retain(|s| names.contains(&Object(s).name()));
-        }
+        let smps = selected_smps(smps, args)?;
         let refs = cluster.smp_references(&smps, None)?;
         let set = ObjectSet::new(refs).with_not_served(cluster.not_served_references(&smps));
-        let mut checks = Vec::new();
-        let mut disagreements = Vec::new();
-        for smp in &smps {
-            let rbac = readiness::recorded_condition(smp, readiness::COND_RBAC)
-                .map_or(Rbac::NotEvaluated, Rbac::Known);
-            let c = readiness::check_smp(smp, &set, rbac, &limits, explain);
-            disagreements.push(readiness::disagreements(smp, &c));
-            checks.push(c);
-        }
-        (checks, disagreements)
+        judged_as_recorded(&smps, &set, &limits, explain)
     };
     match format {
         OutputFormat::Json => render::json(io.stdout, &checks, &disagreements)?,
@@ -171,6 +163,54 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     } else {
         EXIT_FINDINGS
     })
+}
+
+/// The SMPs named on the command line among `smps` (all when none is named), those the
+/// selector matches; a named one that is missing is an error.
+fn selected_smps(mut smps: Vec<Value>, args: &CheckArgs) -> Result<Vec<Value>, CliError> {
+    if let Some(s) = &args.selector {
+        smps.retain(|o| s.selector.matches_json(Object(o).labels()));
+    }
+    if args.smps.is_empty() {
+        return Ok(smps);
+    }
+    let names = args
+        .smps
+        .iter()
+        .map(|a| smp_name(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    for name in &names {
+        if !smps.iter().any(|s| Object(s).name() == *name) {
+            return Err(CliError::Fatal(format!(
+                "StateManagementProvider {name:?} not found"
+            )));
+        }
+    }
+    smps.retain(|s| names.contains(&Object(s).name()));
+    Ok(smps)
+}
+
+/// Where an SMP's recorded conditions differ from the judgement: (type, recorded, now).
+type Disagreements = Vec<(String, String, String)>;
+
+/// Each SMP's conditions judged now, RBACReady as kcm last recorded it, and where the
+/// recorded conditions differ from the judgement.
+fn judged_as_recorded(
+    smps: &[Value],
+    set: &ObjectSet,
+    limits: &crate::core::cel::Limits,
+    explain: Explain,
+) -> (Vec<readiness::SmpCheck>, Vec<Disagreements>) {
+    let mut checks = Vec::new();
+    let mut disagreements = Vec::new();
+    for smp in smps {
+        let rbac = readiness::recorded_condition(smp, readiness::COND_RBAC)
+            .map_or(Rbac::NotEvaluated, Rbac::Known);
+        let c = readiness::check_smp(smp, set, rbac, limits, explain);
+        disagreements.push(readiness::disagreements(smp, &c));
+        checks.push(c);
+    }
+    (checks, disagreements)
 }
 
 fn is_smp(o: &Value) -> bool {

@@ -147,6 +147,7 @@ mod tests {
                 "trace",
                 "wait",
                 "run",
+                "mcp",
                 "version",
                 "completion"
             ]

@@ -60,6 +60,7 @@ pub fn run(args: &DiffArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let render_args = RenderArgs {
         file: args.file.clone(),
         live: args.live,
+        from: Vec::new(),
         selector: args.selector.clone(),
         templates: args.templates.clone(),
         smp: args.smp.clone(),

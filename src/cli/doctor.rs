@@ -16,6 +16,7 @@ use crate::cluster::Cluster;
 use crate::core::doctor::{self, Options};
 use crate::core::provider;
 use crate::core::secret;
+use crate::core::tree::Focus;
 use crate::output::{doctor as render, github, sarif, yaml};
 
 #[derive(Debug, Args)]
@@ -25,6 +26,8 @@ Examples:
 helmcharts,helmrepositories,gitrepositories,ocirepositories,buckets -A -o yaml > dump.yaml
   kubectl ksm doctor -A
   kubectl ksm doctor dev-cluster -n kcm-system
+  kubectl ksm doctor clusterdeployment/dev-cluster -n kcm-system
+  kubectl ksm doctor mcs/ingress
   kubectl ksm doctor -n kcm-system --serviceset dev-cluster --stuck-after 30m
   kubectl ksm doctor -A -l team=platform
   kubectl ksm doctor -A --save bundle.yaml   # later: kubectl ksm doctor --from bundle.yaml
@@ -34,9 +37,11 @@ helmcharts,helmrepositories,gitrepositories,ocirepositories,buckets -A -o yaml >
 Live, it reads the cluster of the current kubeconfig context (read-only: get and list only,
 one list per kind). Exit codes: 0 healthy, 1 problems found, 2 could not run.")]
 pub struct DoctorArgs {
-    /// Only the ServiceSet of this name (as --serviceset)
-    #[arg(value_name = "SERVICESET", conflicts_with = "serviceset")]
-    pub name: Option<String>,
+    /// Only the ServiceSet of this name (as --serviceset), or the ServiceSets of one
+    /// ClusterDeployment or MultiClusterService: serviceset/NAME, clusterdeployment/NAME
+    /// (cld/NAME), multiclusterservice/NAME (mcs/NAME; its ServiceSets in every namespace)
+    #[arg(value_name = "[KIND/]NAME", conflicts_with = "serviceset", value_parser = focus_arg)]
+    pub name: Option<Focus>,
     /// Diagnose saved objects instead of the cluster: files or directories of
     /// `kubectl get ... -o yaml` output (Lists or single objects)
     #[arg(long = "from", value_name = "PATH", num_args = 1..)]
@@ -78,6 +83,60 @@ pub struct DoctorArgs {
     /// Output format
     #[arg(short = 'o', long = "output", value_name = "FORMAT", default_value = "human", value_parser = formats(FORMATS))]
     pub output: OutputFormat,
+}
+
+/// `doctor NAME`: a ServiceSet's name, or KIND/NAME of a ServiceSet, ClusterDeployment or
+/// MultiClusterService as kubectl takes it.
+fn focus_arg(text: &str) -> Result<Focus, String> {
+    if text.contains('/') {
+        super::tree::focus_arg(text)
+    } else if text.is_empty() {
+        Err("the ServiceSet's name is empty".into())
+    } else {
+        Ok(Focus::ServiceSet(text.into()))
+    }
+}
+
+impl DoctorArgs {
+    /// What doctor narrows to: the name or KIND/NAME given, or --serviceset.
+    pub(super) fn focus(&self) -> Option<Focus> {
+        self.name
+            .clone()
+            .or_else(|| self.serviceset.clone().map(Focus::ServiceSet))
+    }
+
+    /// Whether to read every namespace: -A, or a MultiClusterService named (cluster-scoped,
+    /// its ServiceSets are in the namespaces of its clusters).
+    pub(super) fn every_namespace(&self) -> bool {
+        self.all_namespaces || matches!(self.name, Some(Focus::MultiClusterService(_)))
+    }
+}
+
+/// The ServiceSet's name a focus names, for doctor's options (a ClusterDeployment or
+/// MultiClusterService narrows the objects instead: [`of_focus`]).
+pub(super) fn focus_service_set(focus: Option<&Focus>) -> Option<String> {
+    match focus {
+        Some(Focus::ServiceSet(n)) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+/// Leaves out the ServiceSets of other ClusterDeployments or MultiClusterServices than the
+/// one named (a ClusterDeployment's are all those deploying to it, its own and those of
+/// MultiClusterServices); the other objects stay, as with [`select_service_sets`].
+pub(super) fn of_focus(objects: Vec<Value>, focus: Option<&Focus>) -> Vec<Value> {
+    let keep: &dyn Fn(crate::api::kcm::ServiceSet) -> bool = match focus {
+        Some(Focus::ClusterDeployment(n)) => &move |s| s.cluster() == n,
+        Some(Focus::MultiClusterService(n)) => &move |s| s.multi_cluster_service() == n,
+        _ => return objects,
+    };
+    objects
+        .into_iter()
+        .filter(|o| {
+            crate::api::meta::Object(o).kind() != crate::api::kinds::SERVICE_SET.kind
+                || keep(crate::api::kcm::ServiceSet(o))
+        })
+        .collect()
 }
 
 /// How long a service may be Pending or Provisioning before doctor calls it stuck.
@@ -388,9 +447,13 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         unread,
         captured,
         source,
-    } = snapshot(&args.from, args.all_namespaces, global, io)?;
-    let objects = select_service_sets(objects, args.selector.as_ref());
-    let service_set = args.name.clone().or_else(|| args.serviceset.clone());
+    } = snapshot(&args.from, args.every_namespace(), global, io)?;
+    let focus = args.focus();
+    let objects = of_focus(
+        select_service_sets(objects, args.selector.as_ref()),
+        focus.as_ref(),
+    );
+    let service_set = focus_service_set(focus.as_ref());
     let now = args.now.or(captured).unwrap_or_else(chrono::Utc::now);
     let options = Options {
         now,
@@ -411,10 +474,23 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         } else {
             ""
         };
-        if let Some(name) = &service_set {
-            return Err(CliError::Fatal(format!(
-                "no ServiceSet {name:?} {where_}{all}"
-            )));
+        match &focus {
+            Some(Focus::ServiceSet(name)) => {
+                return Err(CliError::Fatal(format!(
+                    "no ServiceSet {name:?} {where_}{all}"
+                )));
+            }
+            Some(Focus::ClusterDeployment(name)) => {
+                return Err(CliError::Fatal(format!(
+                    "no ServiceSet of ClusterDeployment {name:?} {where_}{all}"
+                )));
+            }
+            Some(Focus::MultiClusterService(name)) => {
+                return Err(CliError::Fatal(format!(
+                    "no ServiceSet of MultiClusterService {name:?} in any namespace"
+                )));
+            }
+            None => {}
         }
         if live {
             writeln!(io.stderr, "note: no ServiceSets {where_}{all}")?;

@@ -22,7 +22,7 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         ));
     }
     let mut cluster = Cluster::connect(&global.cluster)?;
-    let namespace = if args.all_namespaces {
+    let namespace = if args.every_namespace() {
         None
     } else {
         Some(
@@ -36,7 +36,8 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let mut watch = cluster
         .watch_doctor(namespace.as_deref(), &provider::provider_apis(), true)
         .map_err(|e| CliError::Fatal(e.message))?;
-    let service_set = args.name.clone().or_else(|| args.serviceset.clone());
+    let focus = args.focus();
+    let service_set = super::doctor::focus_service_set(focus.as_ref());
     let p = Paint { color: io.color };
     let mut seen = HashSet::new();
     let mut last: Option<Frame> = None;
@@ -46,8 +47,10 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             .map_err(|e| CliError::Fatal(e.message))?
             .ok_or_else(|| CliError::Fatal("the watches stopped".into()))?;
         let snap = Snapshot::live(snap, namespace.clone(), io)?;
-        let objects =
-            select_service_sets(without_secret_data(snap.objects), args.selector.as_ref());
+        let objects = super::doctor::of_focus(
+            select_service_sets(without_secret_data(snap.objects), args.selector.as_ref()),
+            focus.as_ref(),
+        );
         let now = Utc::now();
         let report = doctor::diagnose(
             &objects,

@@ -8,6 +8,7 @@ use super::input;
 use super::{CliError, CliResult, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use serde_json::Value;
 
+use crate::api::meta::Object;
 use crate::cluster::Cluster;
 use crate::core::cel::{Environment, Limits};
 use crate::core::objects::ObjectId;
@@ -22,32 +23,29 @@ Examples:
   kubectl ksm eval 'self.status.phase == \"Running\"' -f pods.yaml -o json
   kubectl ksm eval 'has(self.status.readyReplicas)' deploy/helm-controller -n flux-system
   kubectl ksm eval 'has(self.status)' hr/dev-cluster-ingress-nginx -n kcm-system --as system:serviceaccount:kcm-system:ksm-flux-sa
+  kubectl ksm eval 'has(self.status)' hr/dev-cluster-ingress-nginx -n kcm-system --from bundle.yaml
   kubectl ksm eval --env health 'obj.status.phase == \"Running\"' --message '\"phase \" + obj.status.phase' -f pods.yaml
 
 Exit codes: 0 every result true, 1 a result false or failed, 2 bad usage or unreadable input.")]
 pub struct EvalArgs {
     /// The CEL rule (readiness: standard library, `self` is the object; health: `obj` is the
-    /// object, with the string extension)
-    #[arg(
-        value_name = "RULE",
-        required_unless_present = "rule_file",
-        conflicts_with = "rule_file"
-    )]
+    /// object, with the string extension); with --rule-file, the only positional argument is
+    /// KIND/NAME
+    #[arg(value_name = "RULE")]
     pub rule: Option<String>,
     /// Read the rule from a file (`-` for stdin)
     #[arg(long, value_name = "PATH")]
     pub rule_file: Option<PathBuf>,
     /// A live object to evaluate against: KIND/NAME as kubectl takes it (deploy/x,
     /// deployments/x, hr/x, helmreleases.helm.toolkit.fluxcd.io/x)
-    #[arg(value_name = "KIND/NAME", conflicts_with = "file")]
+    #[arg(value_name = "KIND/NAME")]
     pub target: Option<String>,
+    /// Read KIND/NAME from saved objects instead of the cluster: files or directories of
+    /// `kubectl get ... -o yaml` output or `doctor --save` bundles
+    #[arg(long = "from", value_name = "PATH", num_args = 1.., conflicts_with = "file")]
+    pub from: Vec<PathBuf>,
     /// Objects to evaluate against: YAML or JSON, multi-document, `kind: List`, or `-` for stdin
-    #[arg(
-        short = 'f',
-        long = "filename",
-        value_name = "FILE",
-        required_unless_present = "target"
-    )]
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// kcm's CEL environment: `readiness` (StateManagementProvider rules: `self`, programs
     /// built with OptOptimize) or `health` (the Sveltos adapter's health rules: `obj`, the
@@ -87,15 +85,69 @@ impl EnvArg {
 pub const FORMATS: &[OutputFormat] = &[OutputFormat::Human, OutputFormat::Json];
 
 /// Gets the live object KIND/NAME.
-fn live_object(global: &GlobalArgs, target: &str) -> Result<Value, CliError> {
-    let Some((kind, name)) = target
+/// `KIND/NAME` split, or an error saying what was expected.
+fn kind_and_name(target: &str) -> Result<(&str, &str), CliError> {
+    target
         .split_once('/')
-        .filter(|(k, n)| !k.is_empty() && !n.is_empty())
-    else {
-        return Err(CliError::Fatal(format!(
-            "{target:?}: expected KIND/NAME, e.g. deployment/flux-adapter"
-        )));
+        .filter(|(k, n)| !k.is_empty() && !n.is_empty() && !n.contains('/'))
+        .ok_or_else(|| {
+            CliError::Fatal(format!(
+                "{target:?}: expected KIND/NAME, e.g. deployment/flux-adapter"
+            ))
+        })
+}
+
+/// The object `KIND/NAME` among saved objects, in `namespace` when one is given (else in the
+/// one namespace that holds it). The kind is taken as kubectl takes it; a kind the tool does
+/// not know matches objects whose kind is the same word in any case, or its plural with `s`.
+fn saved_object(
+    from: &[PathBuf],
+    namespace: Option<&str>,
+    target: &str,
+    io: &mut Io,
+) -> Result<Value, CliError> {
+    let (kind, name) = kind_and_name(target)?;
+    let (resource, _, group) = crate::api::kinds::split_resource_name(kind);
+    let known = crate::api::kinds::by_resource_name(resource, group);
+    let lower = resource.to_ascii_lowercase();
+    let is_kind = |o: &Object| match known {
+        Some(k) => k.kind == o.kind() && k.group == crate::api::kinds::group_of(o.api_version()),
+        None => {
+            let k = o.kind().to_ascii_lowercase();
+            (k == lower || format!("{k}s") == lower)
+                && group.is_none_or(|g| g == crate::api::kinds::group_of(o.api_version()))
+        }
     };
+    let mut found: Vec<Value> = input::load_dump(from, io)?
+        .into_iter()
+        .filter(|o| {
+            let o = Object(o);
+            o.name() == name && is_kind(&o) && namespace.is_none_or(|n| o.namespace() == n)
+        })
+        .collect();
+    let saved = from
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(CliError::Fatal(match namespace {
+            Some(n) => format!("{target} not found in namespace {n} of {saved}"),
+            None => format!("{target} not found in {saved}"),
+        })),
+        _ => {
+            let namespaces: Vec<&str> = found.iter().map(|o| Object(o).namespace()).collect();
+            Err(CliError::Fatal(format!(
+                "{target} is in several namespaces of {saved} ({}): name one with -n",
+                namespaces.join(", ")
+            )))
+        }
+    }
+}
+
+fn live_object(global: &GlobalArgs, target: &str) -> Result<Value, CliError> {
+    let (kind, name) = kind_and_name(target)?;
     let mut cluster = Cluster::connect(&global.cluster)?;
     cluster.discover_all()?;
     let Some((ar, caps)) = cluster.resolve(kind) else {
@@ -153,7 +205,40 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             "--rule-file and -f cannot both read stdin".into(),
         ));
     }
-    let rule_text = match (&args.rule, &args.rule_file) {
+    // With --rule-file, the one positional argument clap reads as the rule is the object.
+    let (rule, target) = match (&args.rule_file, &args.rule, &args.target) {
+        (Some(_), Some(_), Some(_)) => {
+            return Err(CliError::Fatal(
+                "the rule is given twice: as RULE and with --rule-file".into(),
+            ));
+        }
+        (Some(_), Some(t), None) => (None, Some(t)),
+        (None, None, _) => {
+            return Err(CliError::Fatal(
+                "give the rule: eval RULE ..., or --rule-file PATH".into(),
+            ));
+        }
+        (_, r, t) => (r.as_ref(), t.as_ref()),
+    };
+    match (&args.file, target) {
+        (Some(_), Some(t)) => {
+            return Err(CliError::Fatal(format!(
+                "{t}: evaluate against objects of a file (-f) or one object by KIND/NAME, not both"
+            )));
+        }
+        (None, None) => {
+            return Err(CliError::Fatal(
+                "give the object: KIND/NAME (live, or with --from saved), or -f FILE".into(),
+            ));
+        }
+        _ => {}
+    }
+    if !args.from.is_empty() && target.is_none() {
+        return Err(CliError::Fatal(
+            "--from reads one object by KIND/NAME: give it".into(),
+        ));
+    }
+    let rule_text = match (rule, &args.rule_file) {
         (Some(r), _) => r.clone(),
         (None, Some(path)) => {
             let src = input::read_source(path, io.stdin)?;
@@ -163,9 +248,9 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
                 .unwrap_or(src.text())
                 .to_string()
         }
-        (None, None) => unreachable!("clap requires RULE or --rule-file"),
+        (None, None) => return Err(CliError::Fatal("give the rule".into())),
     };
-    let objects: Vec<(ObjectId, Value)> = match (&args.file, &args.target) {
+    let objects: Vec<(ObjectId, Value)> = match (&args.file, target) {
         (Some(file), _) => {
             let objects = input::load_objects(std::slice::from_ref(file), io)?;
             if objects.is_empty() {
@@ -176,11 +261,15 @@ pub fn run(args: &EvalArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
             }
             objects.into_iter().map(|o| (o.id(), o.json)).collect()
         }
+        (None, Some(target)) if !args.from.is_empty() => {
+            let o = saved_object(&args.from, global.cluster.namespace.as_deref(), target, io)?;
+            vec![(ObjectId::of(&o), o)]
+        }
         (None, Some(target)) => {
             let o = live_object(global, target)?;
             vec![(ObjectId::of(&o), o)]
         }
-        (None, None) => unreachable!("clap requires -f or KIND/NAME"),
+        (None, None) => return Err(CliError::Fatal("give the object".into())),
     };
     if args.message.is_some() && args.env != EnvArg::Health {
         return Err(CliError::Fatal(

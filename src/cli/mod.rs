@@ -15,6 +15,7 @@ pub mod input;
 pub mod lint;
 pub mod lint_config;
 pub mod logs;
+pub mod mcp;
 pub mod render;
 pub mod run;
 pub mod trace;
@@ -195,6 +196,8 @@ pub enum Command {
     Wait(wait::WaitArgs),
     /// Run the Flux adapter controller: ServiceSets in, HelmReleases and Kustomizations out
     Run(run::RunArgs),
+    /// Serve the Model Context Protocol on stdio: the verbs as read-only tools for assistants
+    Mcp(mcp::McpArgs),
     /// Print the version, git commit and build date
     Version(version::VersionArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell)
@@ -234,13 +237,15 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     // The standard stdout flushes at every line break: a report of 20 MB written line by line
     // would spend most of its time in write calls. A terminal keeps that (lines appear as they
     // come); a pipe or a file gets a buffer, flushed at the end.
+    // The streams are not locked for the whole run: `mcp` serves the protocol on them from
+    // other threads, and logs go to stderr from any thread.
     let mut out: Box<dyn Write> = if stdout_tty {
-        Box::new(stdout.lock())
+        Box::new(stdout)
     } else {
-        Box::new(io::BufWriter::with_capacity(1 << 16, stdout.lock()))
+        Box::new(io::BufWriter::with_capacity(1 << 16, stdout))
     };
-    let mut err = io::stderr().lock();
-    let mut stdin = io::stdin().lock();
+    let mut err = io::stderr();
+    let mut stdin = io::stdin();
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let width = if stdout_tty {
         terminal_size::terminal_size().map(|(w, _)| usize::from(w.0))
@@ -357,6 +362,7 @@ pub fn run(
         Command::Trace(a) => trace::run(a, g, &mut io),
         Command::Wait(a) => wait::run(a, g, &mut io),
         Command::Run(a) => run::run(a, g, &mut io),
+        Command::Mcp(a) => mcp::run(a, g, &mut io),
         Command::Version(a) => version::run(a, &mut io),
         Command::Completion(a) => completion::run(a, &mut io),
         Command::Generate(a) => generate::run(a, &mut io),
@@ -459,8 +465,15 @@ pub type CliResult = Result<u8, CliError>;
 /// ServiceSets), and the process exits right after. Never in a loop: a watch frees each
 /// snapshot it replaces.
 pub(crate) fn leave_to_exit<T>(read: T) {
-    std::mem::forget(read);
+    if !SERVING.load(std::sync::atomic::Ordering::Relaxed) {
+        std::mem::forget(read);
+    }
 }
+
+/// This process serves requests (`mcp`): a command's objects are freed after it, not left
+/// to the exit.
+pub(crate) static SERVING: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 pub fn explain(code: &str, io: &mut Io) -> CliResult {
     let Some(info) = crate::core::codes::find(code) else {

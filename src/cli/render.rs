@@ -33,6 +33,7 @@ Examples:
   kubectl get servicetemplates -n kcm-system -o yaml > templates.yaml
   kubectl ksm render ss.yaml --templates templates.yaml | kubectl apply --dry-run=server -f -
   kubectl ksm render --live dev-cluster -n kcm-system
+  kubectl ksm render dev-cluster -n kcm-system --from bundle.yaml
 
 Exit codes: 0 rendered, 1 rendered with errors for some services (reported on stderr; the
 others are rendered), 2 unusable input.")]
@@ -44,8 +45,13 @@ pub struct RenderArgs {
     /// Read the ServiceSet and its ServiceTemplates from the cluster
     #[arg(long)]
     pub live: bool,
-    /// With --live and no name, only the ServiceSets whose labels match (a=b,c!=d)
-    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector_flag, requires = "live")]
+    /// Read the ServiceSet (by name, as with --live; none: every ServiceSet, of the namespace
+    /// when -n is given) and what its render reads from saved objects: files or directories
+    /// of `kubectl get ... -o yaml` output or `doctor --save` bundles
+    #[arg(long = "from", value_name = "PATH", num_args = 1.., conflicts_with = "live")]
+    pub from: Vec<PathBuf>,
+    /// With --live or --from and no name, only the ServiceSets whose labels match (a=b,c!=d)
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = selector_flag)]
     pub selector: Option<SelectorArg>,
     /// Files or directories with ServiceTemplates (`kubectl get servicetemplates -o yaml`)
     #[arg(long = "templates", value_name = "PATH", num_args = 1..)]
@@ -105,8 +111,15 @@ pub fn rendered(
     global: &GlobalArgs,
     io: &mut Io,
 ) -> Result<(Vec<Value>, Vec<crate::diag::Diagnostic>, bool), CliError> {
+    if args.selector.is_some() && !args.live && args.from.is_empty() {
+        return Err(CliError::Fatal(
+            "-l/--selector picks among the ServiceSets of the cluster (--live) or of saved objects (--from)".into(),
+        ));
+    }
     let (main, mut all) = if args.live {
         live_inputs(args, global)?
+    } else if !args.from.is_empty() {
+        saved_inputs(args, global.cluster.namespace.as_deref(), io)?
     } else {
         let Some(file) = &args.file else {
             return Err(CliError::Fatal(
@@ -134,7 +147,13 @@ pub fn rendered(
     }
     if sets.is_empty() {
         let what = match &args.file {
-            Some(f) if !args.live => f.display().to_string(),
+            Some(f) if !args.live && args.from.is_empty() => f.display().to_string(),
+            _ if !args.from.is_empty() => args
+                .from
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             _ => "the cluster".into(),
         };
         return Err(CliError::Fatal(format!(
@@ -301,6 +320,52 @@ pub fn live_inputs(
     Ok((sets, all))
 }
 
+/// The ServiceSets to render among saved objects (the one named, in `namespace` when given,
+/// else in the one namespace that holds it; none named: all of `namespace`, or all, those the
+/// selector matches) and every saved object, which the render reads as it reads the cluster.
+fn saved_inputs(
+    args: &RenderArgs,
+    namespace: Option<&str>,
+    io: &mut Io,
+) -> Result<(Vec<Value>, Vec<Value>), CliError> {
+    let all = input::load_dump(&args.from, io)?;
+    let in_namespace = |o: &Value| namespace.is_none_or(|n| Object(o).namespace() == n);
+    let mut sets: Vec<Value> = all
+        .iter()
+        .filter(|o| Object(o).kind() == kinds::SERVICE_SET.kind && in_namespace(o))
+        .cloned()
+        .collect();
+    match &args.file {
+        Some(name) => {
+            let name = service_set_name(&name.to_string_lossy())?;
+            sets.retain(|s| Object(s).name() == name);
+            match sets.len() {
+                0 => {
+                    return Err(CliError::Fatal(match namespace {
+                        Some(n) => format!("ServiceSet {n}/{name} not found in the saved objects"),
+                        None => format!("ServiceSet {name} not found in the saved objects"),
+                    }));
+                }
+                1 => {}
+                _ => {
+                    let namespaces: Vec<&str> =
+                        sets.iter().map(|s| Object(s).namespace()).collect();
+                    return Err(CliError::Fatal(format!(
+                        "ServiceSet {name} is in several namespaces of the saved objects ({}): name one with -n",
+                        namespaces.join(", ")
+                    )));
+                }
+            }
+        }
+        None => {
+            if let Some(s) = &args.selector {
+                sets.retain(|o| s.selector.matches_json(Object(o).labels()));
+            }
+        }
+    }
+    Ok((sets, all))
+}
+
 /// A ServiceSet named on the command line: `NAME` or `servicesets/NAME` (`serviceset/NAME`).
 fn service_set_name(arg: &str) -> Result<String, CliError> {
     let Some((kind, name)) = arg.split_once('/') else {
@@ -310,7 +375,7 @@ fn service_set_name(arg: &str) -> Result<String, CliError> {
     match kinds::by_resource_name(resource, group) {
         Some(k) if k == &kinds::SERVICE_SET && !name.is_empty() => Ok(name.to_string()),
         _ => Err(CliError::Fatal(format!(
-            "{arg:?}: render --live takes a ServiceSet: NAME or servicesets/NAME"
+            "{arg:?}: render --live and --from take a ServiceSet: NAME or servicesets/NAME"
         ))),
     }
 }
