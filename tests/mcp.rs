@@ -1,7 +1,8 @@
 //! `kubectl ksm mcp` end to end. The sessions are driven by a client this project did not
 //! write: the reference Python SDK's (PyPI `mcp`, pinned), installed into a virtual
-//! environment on first use. Each tool is called from a dump and against the fake API server,
-//! and its result compared with the CLI's JSON for the same question. Without a registry to
+//! environment on first use. Each tool is called from a dump (in the protocol's current
+//! revision, 2026-07-28) and against the fake API server (in 2025-11-25, with its initialize
+//! handshake), and its result compared with the CLI's JSON for the same question. Without a registry to
 //! install the SDK from, those tests are skipped with a notice (and fail when CI=true). The
 //! framing (unreadable lines) and the call timeout are checked with raw JSON-RPC lines.
 
@@ -107,11 +108,14 @@ fn python() -> Option<PathBuf> {
     result
 }
 
-/// One session of the SDK's client with `kubectl-ksm ARGS`, making `calls` (tool, arguments).
-fn session(python: &Path, args: &[&str], calls: &[(&str, Value)]) -> Value {
+/// One session of the SDK's client with `kubectl-ksm ARGS`, making `calls` (tool, arguments);
+/// `mode` is the client's: "auto" (the newest revision, found with server/discover) or
+/// "legacy" (the initialize handshake).
+fn session(python: &Path, mode: &str, args: &[&str], calls: &[(&str, Value)]) -> Value {
     let plan = json!({
         "command": bin(),
         "args": args,
+        "mode": mode,
         "cwd": root(),
         "env": {"PATH": std::env::var("PATH").unwrap_or_default()},
         "calls": calls.iter().map(|(t, a)| json!({"tool": t, "arguments": a})).collect::<Vec<_>>(),
@@ -253,9 +257,17 @@ fn questions() -> Vec<(&'static str, Value, Vec<&'static str>, Option<String>)> 
     ]
 }
 
-/// Asks every question of a server run with `server_args`, and of the CLI with `cli_source`
-/// (render takes `render_source` instead when live: `--live`); the answers must be the same.
-fn tools_answer_as_the_cli(python: &Path, server_args: &[&str], cli_source: &[&str], live: bool) {
+/// Asks every question of a server run with `server_args` in the protocol's revision
+/// `revision` (2026-07-28, the current one; or 2025-11-25 and its initialize handshake), and
+/// of the CLI with `cli_source` (and `--live` for render when live); the answers must be the
+/// same.
+fn tools_answer_as_the_cli(
+    python: &Path,
+    revision: &str,
+    server_args: &[&str],
+    cli_source: &[&str],
+    live: bool,
+) {
     let questions = questions();
     let mut calls: Vec<(&str, Value)> = questions
         .iter()
@@ -271,13 +283,18 @@ fn tools_answer_as_the_cli(python: &Path, server_args: &[&str], cli_source: &[&s
         ("eval", json!({"rule": "true"})),
         ("no-such-tool", json!({})),
     ]);
-    let s = session(python, server_args, &calls);
+    let mode = if revision == "2026-07-28" {
+        "auto"
+    } else {
+        "legacy"
+    };
+    let s = session(python, mode, server_args, &calls);
     let text = s.to_string();
     for mark in SECRET_MARKS {
         assert!(!text.contains(mark), "Secret data left the server: {mark}");
     }
     assert_eq!(s["serverInfo"]["name"], "kubectl-ksm");
-    assert_eq!(s["protocolVersion"], "2025-11-25");
+    assert_eq!(s["protocolVersion"], revision);
     let tools: Vec<&str> = s["tools"]
         .as_array()
         .unwrap()
@@ -359,6 +376,7 @@ fn every_tool_answers_from_a_dump_as_the_cli_does() {
     let d = d.to_str().unwrap();
     tools_answer_as_the_cli(
         &python,
+        "2026-07-28",
         &["mcp", "--from", d, "--now", NOW],
         &["--from", d],
         false,
@@ -379,6 +397,7 @@ fn every_tool_answers_from_the_api_server_as_the_cli_does_and_only_reads() {
     let k = kubeconfig.to_str().unwrap();
     tools_answer_as_the_cli(
         &python,
+        "2025-11-25",
         &["mcp", "--kubeconfig", k, "--now", NOW],
         &["--kubeconfig", k],
         true,
