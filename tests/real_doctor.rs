@@ -136,9 +136,17 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
         let dump = case.join("dump.yaml");
         let loaded = client.load(&name, &std::fs::read_to_string(&dump).unwrap());
-        let (want_code, want, _) = from_dump(&dump);
-        for user in [api.admin(), &reader] {
-            let (code, report, stderr) = live(user);
+        // The commands only read: they run at once, each compared when all are done.
+        let (want_code, want, live_runs, tree_targets, checked) = std::thread::scope(|s| {
+            let saved = s.spawn(|| from_dump(&dump));
+            let runs = [api.admin(), &reader].map(|user| s.spawn(move || (user, live(user))));
+            let tree = s.spawn(|| tree_agrees(&reader, &name, &dump));
+            let check = s.spawn(|| check_agrees(api, &name, &dump));
+            let (want_code, want, _) = joined(saved);
+            let runs = runs.map(joined);
+            (want_code, want, runs, joined(tree), joined(check))
+        });
+        for (user, (code, report, stderr)) in live_runs {
             let who = &user.name;
             assert_eq!(
                 findings(&report),
@@ -151,9 +159,9 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
             );
             assert_eq!(code, want_code, "{name}: exit codes as {who}");
         }
-        targets += tree_agrees(&reader, &name, &dump);
+        targets += tree_targets;
         traced += trace_agrees(&reader, &name, &dump, &want);
-        providers += check_agrees(api, &name, &dump);
+        providers += checked;
         for set in want["serviceSets"].as_array().unwrap() {
             match set["translation"].as_str() {
                 Some("Flux") => flux += 1,
@@ -182,6 +190,11 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
         "name",
     ]);
     assert_eq!(left, "", "left after unloading");
+}
+
+/// A scoped thread's result; its panic, with its message, if it panicked.
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// `tree -A` live (as a user bound to doctor's role, the dump loaded) against `tree --from`
@@ -244,16 +257,19 @@ fn trace_agrees(user: &User, case: &str, dump: &Path, report: &Value) -> usize {
         }
         let start = format!("serviceset/{name}");
         let args = ["trace", &start, "-n", ns, "--now", NOW, "-o", "json"];
-        let live = json(user.ksm().args(args).output().unwrap());
-        let saved = json(
-            Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+        // Live and from the dump at once.
+        let (live, saved) = std::thread::scope(|s| {
+            let live = s.spawn(|| user.ksm().args(args).output().unwrap());
+            let saved = Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
                 .args(args)
                 .arg("--from")
                 .arg(dump)
                 .env_clear()
                 .output()
-                .unwrap(),
-        );
+                .unwrap();
+            let live = live.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (json(live), json(saved))
+        });
         assert_eq!(
             live, saved,
             "{case}: trace {start} live (left) and from the dump (right)"
