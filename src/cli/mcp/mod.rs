@@ -387,6 +387,118 @@ impl ServerHandler for Server {
 mod tests {
     use super::*;
 
+    fn server(argv: &[&str]) -> Server {
+        use clap::Parser;
+        let cli = super::super::Cli::try_parse_from(argv).unwrap();
+        let super::super::Command::Mcp(args) = &cli.command else {
+            panic!("not mcp")
+        };
+        Server::new(args, &cli.global)
+    }
+
+    fn words(v: &[OsString]) -> Vec<&str> {
+        v.iter().map(|s| s.to_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn the_servers_cluster_flags_go_to_every_verb_that_reads_and_its_namespace_is_the_default() {
+        let s = server(&[
+            "kubectl-ksm",
+            "mcp",
+            "--kubeconfig",
+            "/k",
+            "--context",
+            "prod",
+            "-n",
+            "kcm-system",
+            "--as",
+            "me",
+            "--as-group",
+            "ops",
+            "--call-timeout",
+            "30s",
+        ]);
+        assert_eq!(
+            words(&s.source),
+            [
+                "--kubeconfig",
+                "/k",
+                "--context",
+                "prod",
+                "--request-timeout",
+                "30000ms",
+                "--as",
+                "me",
+                "--as-group",
+                "ops"
+            ]
+        );
+        assert_eq!(s.namespace.as_deref(), Some("kcm-system"));
+        let doctor = tools::spec("doctor").unwrap();
+        let args = serde_json::Map::new();
+        let argv = s
+            .argv(doctor, &args, tools::command(doctor, &args).unwrap())
+            .unwrap();
+        assert_eq!(
+            words(&argv[1..]),
+            [
+                "doctor",
+                "--kubeconfig",
+                "/k",
+                "--context",
+                "prod",
+                "--request-timeout",
+                "30000ms",
+                "--as",
+                "me",
+                "--as-group",
+                "ops",
+                "--namespace",
+                "kcm-system",
+                "--output",
+                "json",
+                "--"
+            ]
+        );
+        // lint reads only its text.
+        let lint = tools::spec("lint").unwrap();
+        let args = serde_json::json!({"manifests": "x"})
+            .as_object()
+            .unwrap()
+            .clone();
+        let argv = s
+            .argv(lint, &args, tools::command(lint, &args).unwrap())
+            .unwrap();
+        assert_eq!(words(&argv[1..]), ["lint", "--output", "json", "--", "-"]);
+        // A dump instead of the cluster; render reads it instead of --live.
+        let s = server(&[
+            "kubectl-ksm",
+            "mcp",
+            "--from",
+            "a.yaml",
+            "b/",
+            "--now",
+            "2026-11-21T12:00:00Z",
+        ]);
+        let render = tools::spec("render").unwrap();
+        let args = serde_json::json!({"serviceset": "x"})
+            .as_object()
+            .unwrap()
+            .clone();
+        let argv = s
+            .argv(render, &args, tools::command(render, &args).unwrap())
+            .unwrap();
+        assert_eq!(
+            words(&argv[1..]),
+            [
+                "render", "--from", "a.yaml", "b/", "--output", "json", "--", "x"
+            ]
+        );
+        let s = server(&["kubectl-ksm", "mcp", "--call-timeout", "0"]);
+        assert_eq!(s.timeout, Duration::MAX);
+        assert_eq!(words(&s.source), ["--request-timeout", "60000ms"]);
+    }
+
     #[test]
     fn a_result_over_the_bound_is_cut_on_a_character_with_a_note() {
         let t = bounded("ééé".into(), 3);
