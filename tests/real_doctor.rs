@@ -282,7 +282,8 @@ fn trace_agrees(user: &User, case: &str, dump: &Path, report: &Value) -> usize {
 /// `check` live (as the admin, the dump loaded) against `check DUMP --objects DUMP`: every
 /// provider with the same evaluations and the same conditions but RBACReady, which offline
 /// cannot know (live it is what kcm recorded), and where kcm recorded it True the same
-/// verdict. Returns the number of providers compared.
+/// verdict; and against `check --from DUMP`: the same report. Returns the number of
+/// providers compared.
 fn check_agrees(api: &RealApi, case: &str, dump: &Path) -> usize {
     let json = |out: Output| -> (Option<i32>, Value) {
         let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -344,6 +345,23 @@ fn check_agrees(api: &RealApi, case: &str, dump: &Path) -> usize {
     if rbac_true {
         assert_eq!(live_code, offline_code, "{case}: check's exit codes");
     }
+    // From the dump as from the cluster: RBACReady and the recorded conditions included.
+    let (saved_code, saved) = json(
+        Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .args(["check", "-o", "json", "--from"])
+            .arg(dump)
+            .env_clear()
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        live["providers"], saved["providers"],
+        "{case}: check live (left) and --from the dump (right)"
+    );
+    assert_eq!(
+        live_code, saved_code,
+        "{case}: check's exit codes live and --from"
+    );
     live["providers"].as_array().unwrap().len()
 }
 
