@@ -263,11 +263,7 @@ pub(super) fn snapshot(
             namespace: namespace.filter(|_| !all_namespaces),
             unread: Vec::new(),
             captured: capture_time(from),
-            source: from
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
+            source: input::paths_text(from),
         }
     };
     snap.objects = without_secret_data(std::mem::take(&mut snap.objects));
@@ -474,23 +470,16 @@ pub fn run(args: &DoctorArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
         } else {
             ""
         };
-        match &focus {
-            Some(Focus::ServiceSet(name)) => {
-                return Err(CliError::Fatal(format!(
-                    "no ServiceSet {name:?} {where_}{all}"
-                )));
-            }
-            Some(Focus::ClusterDeployment(name)) => {
-                return Err(CliError::Fatal(format!(
-                    "no ServiceSet of ClusterDeployment {name:?} {where_}{all}"
-                )));
-            }
-            Some(Focus::MultiClusterService(name)) => {
-                return Err(CliError::Fatal(format!(
-                    "no ServiceSet of MultiClusterService {name:?} in any namespace"
-                )));
-            }
-            None => {}
+        if let Some(focus) = &focus {
+            return Err(CliError::Fatal(match focus {
+                Focus::ServiceSet(name) => format!("no ServiceSet {name:?} {where_}{all}"),
+                Focus::ClusterDeployment(name) => {
+                    format!("no ServiceSet of ClusterDeployment {name:?} {where_}{all}")
+                }
+                Focus::MultiClusterService(name) => {
+                    format!("no ServiceSet of MultiClusterService {name:?} in any namespace")
+                }
+            }));
         }
         if live {
             writeln!(io.stderr, "note: no ServiceSets {where_}{all}")?;

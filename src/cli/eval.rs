@@ -84,7 +84,6 @@ impl EnvArg {
 /// The formats of `eval -o`.
 pub const FORMATS: &[OutputFormat] = &[OutputFormat::Human, OutputFormat::Json];
 
-/// Gets the live object KIND/NAME.
 /// `KIND/NAME` split, or an error saying what was expected.
 fn kind_and_name(target: &str) -> Result<(&str, &str), CliError> {
     target
@@ -111,41 +110,24 @@ fn saved_object(
     let known = crate::api::kinds::by_resource_name(resource, group);
     let lower = resource.to_ascii_lowercase();
     let is_kind = |o: &Object| match known {
-        Some(k) => k.kind == o.kind() && k.group == crate::api::kinds::group_of(o.api_version()),
+        Some(k) => k.is_any_version(o.api_version(), o.kind()),
         None => {
             let k = o.kind().to_ascii_lowercase();
             (k == lower || format!("{k}s") == lower)
                 && group.is_none_or(|g| g == crate::api::kinds::group_of(o.api_version()))
         }
     };
-    let mut found: Vec<Value> = input::load_dump(from, io)?
+    let found: Vec<Value> = input::load_dump(from, io)?
         .into_iter()
         .filter(|o| {
             let o = Object(o);
             o.name() == name && is_kind(&o) && namespace.is_none_or(|n| o.namespace() == n)
         })
         .collect();
-    let saved = from
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    match found.len() {
-        1 => Ok(found.remove(0)),
-        0 => Err(CliError::Fatal(match namespace {
-            Some(n) => format!("{target} not found in namespace {n} of {saved}"),
-            None => format!("{target} not found in {saved}"),
-        })),
-        _ => {
-            let namespaces: Vec<&str> = found.iter().map(|o| Object(o).namespace()).collect();
-            Err(CliError::Fatal(format!(
-                "{target} is in several namespaces of {saved} ({}): name one with -n",
-                namespaces.join(", ")
-            )))
-        }
-    }
+    input::the_one_saved(found, target, namespace, &input::paths_text(from))
 }
 
+/// Gets the live object KIND/NAME.
 fn live_object(global: &GlobalArgs, target: &str) -> Result<Value, CliError> {
     let (kind, name) = kind_and_name(target)?;
     let mut cluster = Cluster::connect(&global.cluster)?;

@@ -320,6 +320,43 @@ pub fn load_dump(paths: &[PathBuf], io: &mut Io) -> Result<Vec<serde_json::Value
     Ok(out)
 }
 
+/// Saved files named for people: `a.yaml, dump/`.
+pub fn paths_text(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The one saved object among `found` (those of a dump matching what the command line named,
+/// `what`, in `namespace` when one is given): none is an error saying where it was looked
+/// for (`place`), several (the name in several namespaces) an error asking for -n.
+pub fn the_one_saved(
+    mut found: Vec<serde_json::Value>,
+    what: &str,
+    namespace: Option<&str>,
+    place: &str,
+) -> Result<serde_json::Value, CliError> {
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(CliError::Fatal(match namespace {
+            Some(n) => format!("{what} not found in namespace {n} of {place}"),
+            None => format!("{what} not found in {place}"),
+        })),
+        _ => {
+            let namespaces: Vec<&str> = found
+                .iter()
+                .map(|o| crate::api::meta::Object(o).namespace())
+                .collect();
+            Err(CliError::Fatal(format!(
+                "{what} is in several namespaces of {place} ({}): name one with -n",
+                namespaces.join(", ")
+            )))
+        }
+    }
+}
+
 /// The objects of one source, or its first problem as an error at file:line:column.
 fn objects_of(source: &Arc<Source>) -> Result<Vec<crate::core::objects::LoadedObject>, CliError> {
     let loaded = crate::core::objects::load_values(source);

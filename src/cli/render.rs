@@ -148,12 +148,7 @@ pub fn rendered(
     if sets.is_empty() {
         let what = match &args.file {
             Some(f) if !args.live && args.from.is_empty() => f.display().to_string(),
-            _ if !args.from.is_empty() => args
-                .from
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
+            _ if !args.from.is_empty() => input::paths_text(&args.from),
             _ => "the cluster".into(),
         };
         return Err(CliError::Fatal(format!(
@@ -339,23 +334,13 @@ fn saved_inputs(
         Some(name) => {
             let name = service_set_name(&name.to_string_lossy())?;
             sets.retain(|s| Object(s).name() == name);
-            match sets.len() {
-                0 => {
-                    return Err(CliError::Fatal(match namespace {
-                        Some(n) => format!("ServiceSet {n}/{name} not found in the saved objects"),
-                        None => format!("ServiceSet {name} not found in the saved objects"),
-                    }));
-                }
-                1 => {}
-                _ => {
-                    let namespaces: Vec<&str> =
-                        sets.iter().map(|s| Object(s).namespace()).collect();
-                    return Err(CliError::Fatal(format!(
-                        "ServiceSet {name} is in several namespaces of the saved objects ({}): name one with -n",
-                        namespaces.join(", ")
-                    )));
-                }
-            }
+            let one = input::the_one_saved(
+                sets,
+                &format!("ServiceSet {name}"),
+                namespace,
+                "the saved objects",
+            )?;
+            sets = vec![one];
         }
         None => {
             if let Some(s) = &args.selector {
