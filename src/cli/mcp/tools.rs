@@ -392,6 +392,12 @@ impl<'a> Arguments<'a> {
     }
 }
 
+/// The StateManagementProvider's resource as kubectl names it shortest (`smp`).
+fn smp_resource() -> &'static str {
+    let k = &crate::api::kinds::STATE_MANAGEMENT_PROVIDER;
+    k.short_names.first().copied().unwrap_or(k.plural)
+}
+
 /// The command line a call of a tool that runs a verb gives (explain is answered directly).
 pub fn command(spec: &'static Spec, args: &JsonObject) -> Result<Command, McpError> {
     let a = Arguments::new(spec, args)?;
@@ -430,7 +436,7 @@ pub fn command(spec: &'static Spec, args: &JsonObject) -> Result<Command, McpErr
                 c.positional.push(if name.contains('/') {
                     name.into()
                 } else {
-                    format!("smp/{name}").into()
+                    format!("{}/{name}", smp_resource()).into()
                 });
             }
             if let Some(s) = a.string("selector")? {
