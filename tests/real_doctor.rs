@@ -132,6 +132,7 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
     let cases = cases();
     assert!(cases.len() >= 50, "only {} doctor cases", cases.len());
     let (mut flux, mut sveltos, mut providers, mut targets, mut traced) = (0, 0, 0, 0, 0);
+    let mut focused = 0;
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
         let dump = case.join("dump.yaml");
@@ -159,7 +160,8 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
             );
             assert_eq!(code, want_code, "{name}: exit codes as {who}");
         }
-        targets += tree_targets;
+        targets += tree_targets.0;
+        focused += tree_targets.1;
         traced += trace_agrees(&reader, &name, &dump, &want);
         providers += checked;
         for set in want["serviceSets"].as_array().unwrap() {
@@ -181,6 +183,10 @@ fn every_dump_gives_the_same_report_live_as_from_the_dump() {
         "tree compared on {targets} MultiClusterService targets"
     );
     assert!(traced >= 100, "trace compared on {traced} services");
+    assert!(
+        focused >= 40,
+        "doctor compared on {focused} ClusterDeployments and MultiClusterServices"
+    );
     // Unloaded: nothing of the last case is left for the next test.
     let left = api.kubectl(&[
         "get",
@@ -197,9 +203,55 @@ fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
+/// `doctor clusterdeployment/NAME` and `doctor multiclusterservice/NAME` live (as `user`)
+/// against the same from the dump, for the first ClusterDeployment and the first
+/// MultiClusterService the tree shows ServiceSets of: the same report and exit code.
+/// Returns the number of targets compared.
+fn focus_agrees(user: &User, case: &str, dump: &Path, tree: &Value) -> usize {
+    let clusters = tree["clusters"].as_array().unwrap();
+    let deployment = clusters.iter().find_map(|c| {
+        let (ns, name) = c["cluster"]
+            .as_str()?
+            .strip_prefix("ClusterDeployment/")?
+            .split_once('/')?;
+        Some((format!("cld/{name}"), Some(ns.to_string())))
+    });
+    let service = clusters
+        .iter()
+        .flat_map(|c| c["serviceSets"].as_array().into_iter().flatten())
+        .find_map(|s| Some((format!("mcs/{}", s["multiClusterService"].as_str()?), None)));
+    let mut compared = 0;
+    for (target, namespace) in deployment.into_iter().chain(service) {
+        let namespace: Vec<&str> = namespace.as_deref().map_or(vec![], |n| vec!["-n", n]);
+        let (live_code, live, live_err) = run(user
+            .ksm()
+            .args(["doctor", "--now", NOW, "-o", "json"])
+            .args(&namespace)
+            .args(["--", &target]));
+        let (saved_code, saved, _) = run(Command::new(env!("CARGO_BIN_EXE_kubectl-ksm"))
+            .args(["doctor", "--now", NOW, "-o", "json", "--from"])
+            .arg(dump)
+            .args(&namespace)
+            .args(["--", &target])
+            .current_dir(realapi::root())
+            .env_clear());
+        assert_eq!(
+            live, saved,
+            "{case}: doctor {target} live (left) and from the dump (right)\n{live_err}"
+        );
+        assert_eq!(
+            live_code, saved_code,
+            "{case}: doctor {target}'s exit codes"
+        );
+        compared += 1;
+    }
+    compared
+}
+
 /// `tree -A` live (as a user bound to doctor's role, the dump loaded) against `tree --from`
-/// the dump: the same document. Returns the number of MultiClusterService targets in it.
-fn tree_agrees(user: &User, case: &str, dump: &Path) -> usize {
+/// the dump: the same document. Returns the number of MultiClusterService targets in it and
+/// of the targets [`focus_agrees`] compared.
+fn tree_agrees(user: &User, case: &str, dump: &Path) -> (usize, usize) {
     let json = |out: Output| -> Value {
         assert!(
             out.status.success(),
@@ -226,12 +278,13 @@ fn tree_agrees(user: &User, case: &str, dump: &Path) -> usize {
         live, saved,
         "{case}: tree live (left) and from the dump (right)"
     );
-    saved["multiClusterServices"]
+    let targets = saved["multiClusterServices"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| m["targets"].as_array().unwrap().len())
-        .sum()
+        .sum();
+    (targets, focus_agrees(user, case, dump, &saved))
 }
 
 /// `trace serviceset/NAME` live (as a user bound to doctor's role, the dump loaded) against
