@@ -570,7 +570,7 @@ fn run_plain(seed: &[Value], services: usize, connections: usize) -> (Duration, 
         ));
         let plan = adapter::plan(&adapter::Inputs {
             service_set: set,
-            templates: &templates,
+            desired: &adapter::Desired::of(set, &templates),
             live: &[],
             sources: &[],
             provider: adapter::Provider::of(smp.as_ref()),

@@ -69,9 +69,10 @@ pub async fn apply(
         {
             Ok(mut reply) => {
                 slim(&mut reply);
-                let reply = with_type(&reply, &ctx.kinds.service_set);
-                let from = std::mem::replace(&mut rv, Object(&reply).resource_version().into());
-                ctx.written.remember(reply, Some(&from));
+                let from = std::mem::take(&mut rv);
+                rv = ctx
+                    .written
+                    .remember_reply(reply, &ctx.kinds.service_set, Some(&from));
                 info!(serviceset = %who, services = %service_states(&plan.status), "status written");
             }
             Err(kube::Error::Api(s)) if s.code == 404 => {
@@ -107,7 +108,7 @@ pub async fn apply(
                     .iter()
                     .find(|l| Object(l).kind() == o.kind() && Object(l).name() == o.name())
                     .map(|l| Object(l).resource_version());
-                ctx.written.remember(with_type(&reply, &ar), from);
+                ctx.written.remember_reply(reply, &ar, from);
             }
             Err(e) => errors.push(api_error(
                 &format!("apply {} {ns}/{}", kind.kind, o.name()),
@@ -240,9 +241,9 @@ async fn patch_set(
     {
         Ok(mut reply) => {
             slim(&mut reply);
-            let reply = with_type(&reply, &ctx.kinds.service_set);
-            let new_rv = Object(&reply).resource_version().to_string();
-            ctx.written.remember(reply, Some(rv));
+            let new_rv = ctx
+                .written
+                .remember_reply(reply, &ctx.kinds.service_set, Some(rv));
             Ok(Some(new_rv))
         }
         Err(kube::Error::Api(s)) if s.code == 404 && removing => Ok(None),
@@ -289,7 +290,7 @@ pub async fn conflict_refresh(
     {
         slim(&mut fresh);
         ctx.written
-            .remember(with_type(&fresh, &ctx.kinds.service_set), Some(sent));
+            .remember_reply(fresh, &ctx.kinds.service_set, Some(sent));
     }
     err
 }

@@ -24,9 +24,10 @@ use super::cached::CachedSet;
 use super::claims::{ClaimIndex, SetKey};
 use super::context::Kinds;
 use super::watch::{reflect, slim, text_reflect};
-use crate::api::kinds;
+use crate::api::kcm::ServiceSet;
+use crate::api::{Object, kinds};
 use crate::cluster::{self, with_type};
-use crate::core::adapter;
+use crate::core::adapter::{self, Desired};
 
 /// A stream of watch events.
 pub type Events<K> = BoxStream<'static, Result<watcher::Event<K>, watcher::Error>>;
@@ -54,6 +55,8 @@ pub struct Caches {
     /// Every ServiceSet's claims on releases and paths: the rivals of a reconcile.
     pub claims: ClaimIndex,
     using: Mutex<TemplateIndex>,
+    /// The SMP as JSON, with the resourceVersion it was converted at.
+    smp_json: Mutex<Option<(String, Arc<Value>)>>,
 }
 
 impl Caches {
@@ -80,6 +83,7 @@ impl Caches {
             kustomizations,
             claims: ClaimIndex::new(&opts.provider),
             using: Mutex::default(),
+            smp_json: Mutex::default(),
         });
         // The template index reads a ServiceSet's previous version from the store: it sees
         // each event before the store does.
@@ -136,6 +140,7 @@ impl Caches {
             kustomizations: TextCache::new(kinds.kustomization.clone()),
             claims: ClaimIndex::new(provider),
             using: Mutex::default(),
+            smp_json: Mutex::default(),
         }
     }
 
@@ -188,21 +193,49 @@ impl Caches {
         Some(self.set_ref(&(ns.to_string(), owner.name.clone())))
     }
 
-    /// The ServiceTemplates of a namespace.
-    pub fn templates_in(&self, namespace: &str) -> Vec<Value> {
+    /// What `set` wants: rendered with the templates its services name (those alone are
+    /// converted from the store).
+    pub fn desired(&self, set: &Value) -> Desired {
+        let ns = Object(set).namespace();
+        let names = ServiceSet(set).services().map(|s| s.template());
+        Desired::of(set, &self.templates_named(ns, names))
+    }
+
+    /// The template `name` of `namespace`, as the store holds it.
+    fn template(&self, namespace: &str, name: &str) -> Option<Arc<DynamicObject>> {
         self.templates
-            .state()
-            .iter()
-            .filter(|t| t.metadata.namespace.as_deref() == Some(namespace))
-            .map(|t| with_type(t, &self.kinds.template))
+            .get(&ObjectRef::new_with(name, self.kinds.template.clone()).within(namespace))
+    }
+
+    /// The templates `names` of `namespace` that exist, each once.
+    fn templates_named<'a>(
+        &self,
+        namespace: &str,
+        names: impl Iterator<Item = &'a str>,
+    ) -> Vec<Value> {
+        let mut seen = BTreeSet::new();
+        names
+            .filter(|n| seen.insert(*n))
+            .filter_map(|n| self.template(namespace, n))
+            .map(|t| with_type(&t, &self.kinds.template))
             .collect()
     }
 
-    /// The SMP of the provider served.
-    pub fn smp(&self) -> Option<Value> {
-        self.smps
-            .get(&ObjectRef::new_with(&self.provider, self.kinds.smp.clone()))
-            .map(|o| with_type(&o, &self.kinds.smp))
+    /// The SMP of the provider served (converted once per version of it).
+    pub fn smp(&self) -> Option<Arc<Value>> {
+        let o = self
+            .smps
+            .get(&ObjectRef::new_with(&self.provider, self.kinds.smp.clone()))?;
+        let version = o.metadata.resource_version.clone().unwrap_or_default();
+        let mut last = self.smp_json.lock().unwrap_or_else(|e| e.into_inner());
+        match &*last {
+            Some((v, json)) if !version.is_empty() && *v == version => Some(json.clone()),
+            _ => {
+                let json = Arc::new(with_type(&o, &self.kinds.smp));
+                *last = Some((version, json.clone()));
+                Some(json)
+            }
+        }
     }
 
     /// How many ServiceSets of this replica's shard the provider serves.
@@ -212,7 +245,7 @@ impl Caches {
             .state()
             .iter()
             .filter(|s| opts.in_shard(s.metadata.labels.as_ref()))
-            .filter(|s| adapter::serves(&self.provider, smp.as_ref(), &s.routing_view()))
+            .filter(|s| adapter::serves(&self.provider, smp.as_deref(), &s.routing_view()))
             .count()
     }
 
@@ -220,7 +253,7 @@ impl Caches {
     pub fn claims_on(&self, ev: &watcher::Event<CachedSet>) -> BTreeSet<SetKey> {
         let ar = &self.kinds.service_set;
         self.claims
-            .apply(ev, |s| s.to_json(ar), |ns| self.templates_in(ns))
+            .apply(ev, |s| s.to_json(ar), |s| self.desired(s))
     }
 
     /// A template event; returns the ServiceSets to reconcile: those that use the template
@@ -258,8 +291,7 @@ impl Caches {
         for key in keys {
             let Some(set) = self.set(key) else { continue };
             let set = set.to_json(&self.kinds.service_set);
-            let in_ns = self.templates_in(&key.0);
-            requeue.extend(self.claims.observe(&set, &in_ns, true));
+            requeue.extend(self.claims.observe(&set, |s| self.desired(s), true));
         }
         requeue
     }

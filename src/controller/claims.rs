@@ -19,8 +19,8 @@ use serde_json::Value;
 use crate::api::kcm::ServiceSet;
 use crate::api::meta::Object;
 use crate::api::selector;
+use crate::core::adapter::Desired;
 use crate::core::adapter::ownership::{self, Claim, Target};
-use crate::core::render;
 
 /// (namespace, name) of a ServiceSet.
 pub type SetKey = (String, String);
@@ -221,15 +221,17 @@ impl ClaimIndex {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The claims of `set` rendered with `templates` (None for another provider's).
-    fn entry(&self, set: &Value, templates: &[Value], provisional: bool) -> Option<Entry> {
+    /// The claims of `set`, from what `desired` gives for it (None for another provider's).
+    fn entry(
+        &self,
+        set: &Value,
+        desired: impl FnOnce(&Value) -> Desired,
+        provisional: bool,
+    ) -> Option<Entry> {
         if ServiceSet(set).provider_name() != self.provider {
             return None;
         }
-        let rendered = render::render(&render::Inputs {
-            service_set: set,
-            templates,
-        });
+        let rendered = desired(set).rendered;
         let claims = ownership::claims(set, &rendered);
         let first = claims.first().map(|(_, c)| c);
         Some(Entry {
@@ -247,7 +249,12 @@ impl ClaimIndex {
 
     /// A ServiceSet as the watch shows it; `force` renders it again whatever its fingerprint
     /// (a template changed). Returns the ServiceSets whose verdicts may have changed.
-    pub fn observe(&self, set: &Value, templates: &[Value], force: bool) -> BTreeSet<SetKey> {
+    pub fn observe(
+        &self,
+        set: &Value,
+        desired: impl FnOnce(&Value) -> Desired,
+        force: bool,
+    ) -> BTreeSet<SetKey> {
         let key = set_key(set);
         let provisional = {
             let st = self.lock();
@@ -257,7 +264,7 @@ impl ClaimIndex {
             !st.templates_ready
         };
         // Rendered outside the lock.
-        let entry = self.entry(set, templates, provisional);
+        let entry = self.entry(set, desired, provisional);
         self.lock().put(&key, entry)
     }
 
@@ -300,7 +307,7 @@ impl ClaimIndex {
         &self,
         ev: &watcher::Event<K>,
         as_json: impl Fn(&K) -> Value,
-        templates: impl Fn(&str) -> Vec<Value>,
+        desired: impl Fn(&Value) -> Desired,
     ) -> BTreeSet<SetKey> {
         match ev {
             watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
@@ -318,7 +325,7 @@ impl ClaimIndex {
                         return BTreeSet::new();
                     }
                 }
-                self.observe(&as_json(o), &templates(&key.0), false)
+                self.observe(&as_json(o), &desired, false)
             }
             watcher::Event::Delete(o) => self.remove(&meta_key(o.meta())),
             watcher::Event::Init => {
@@ -397,6 +404,11 @@ mod tests {
     use kube::api::DynamicObject;
     use serde_json::json;
 
+    /// Renders with these templates.
+    fn with(t: &[Value]) -> impl Fn(&Value) -> Desired + Copy + '_ {
+        move |s| Desired::of(s, t)
+    }
+
     fn template() -> Value {
         json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceTemplate",
             "metadata": {"name": "nginx", "namespace": "kcm-system"},
@@ -435,9 +447,9 @@ mod tests {
         let idx = ClaimIndex::new("ksm-flux");
         idx.templates_listed();
         let t = [template()];
-        assert!(idx.observe(&set("a", 1, 100), &t, false).is_empty());
+        assert!(idx.observe(&set("a", 1, 100), with(&t), false).is_empty());
         assert_eq!(
-            idx.observe(&set("b", 1, 200), &t, false),
+            idx.observe(&set("b", 1, 200), with(&t), false),
             BTreeSet::from([key("a")]),
             "b's claim is on a's release: a is requeued"
         );
@@ -446,10 +458,10 @@ mod tests {
         assert_eq!(rivals[0].service_set, "b");
         assert_eq!(rivals[0].priority, 200);
         // Unchanged fingerprint: nothing rendered, nobody requeued.
-        assert!(idx.observe(&set("b", 1, 300), &t, false).is_empty());
+        assert!(idx.observe(&set("b", 1, 300), with(&t), false).is_empty());
         // A new generation: rendered again.
         assert_eq!(
-            idx.observe(&set("b", 2, 300), &t, false),
+            idx.observe(&set("b", 2, 300), with(&t), false),
             BTreeSet::from([key("a")])
         );
         assert_eq!(idx.rivals(&key("a"), Some(&smp()), labels)[0].priority, 300);
@@ -463,26 +475,26 @@ mod tests {
     #[test]
     fn without_templates_nothing_is_claimed_until_a_forced_render() {
         let idx = ClaimIndex::new("ksm-flux");
-        idx.observe(&set("a", 1, 100), &[], false);
-        idx.observe(&set("b", 1, 100), &[], false);
+        idx.observe(&set("a", 1, 100), with(&[]), false);
+        idx.observe(&set("b", 1, 100), with(&[]), false);
         assert!(idx.rivals(&key("a"), Some(&smp()), labels).is_empty());
         let t = [template()];
-        idx.observe(&set("a", 1, 100), &t, true);
-        idx.observe(&set("b", 1, 100), &t, true);
+        idx.observe(&set("a", 1, 100), with(&t), true);
+        idx.observe(&set("b", 1, 100), with(&t), true);
         assert_eq!(idx.rivals(&key("a"), Some(&smp()), labels).len(), 1);
     }
 
     #[test]
     fn sets_rendered_before_the_templates_are_listed_are_named_for_a_second_render() {
         let idx = ClaimIndex::new("ksm-flux");
-        idx.observe(&set("a", 1, 100), &[], false);
+        idx.observe(&set("a", 1, 100), with(&[]), false);
         assert_eq!(idx.provisional(), [key("a")]);
         // Not skipped for an unchanged fingerprint while provisional.
         let t = [template()];
         assert_eq!(idx.templates_listed(), [key("a")]);
-        idx.observe(&set("a", 1, 100), &t, false);
+        idx.observe(&set("a", 1, 100), with(&t), false);
         assert!(idx.provisional().is_empty());
-        idx.observe(&set("b", 1, 100), &t, false);
+        idx.observe(&set("b", 1, 100), with(&t), false);
         assert_eq!(idx.rivals(&key("a"), Some(&smp()), labels).len(), 1);
         // A later relist of the templates: every ServiceSet again.
         assert_eq!(idx.templates_listed(), [key("a"), key("b")]);
@@ -499,7 +511,7 @@ mod tests {
             converted.set(converted.get() + 1);
             serde_json::to_value(o).unwrap()
         };
-        let templates = |_: &str| t.to_vec();
+        let templates = with(&t);
         let mut s = set("a", 1, 100);
         idx.apply(&watcher::Event::Apply(dynamic(&s)), to_json, templates);
         s["status"] = json!({"deployed": false});
@@ -515,13 +527,13 @@ mod tests {
         let idx = ClaimIndex::new("ksm-flux");
         let mut other = set("s", 1, 100);
         other["spec"]["provider"]["name"] = "ksm-projectsveltos".into();
-        idx.observe(&other, &[template()], false);
+        idx.observe(&other, with(&[template()]), false);
         assert_eq!(idx.len(), 0);
 
         let t = [template()];
         let dynamic = |v: &Value| -> DynamicObject { serde_json::from_value(v.clone()).unwrap() };
         let to_json = |o: &DynamicObject| serde_json::to_value(o).unwrap();
-        let templates = |_: &str| t.to_vec();
+        let templates = with(&t);
         idx.apply(
             &watcher::Event::Apply(dynamic(&set("a", 1, 100))),
             to_json,

@@ -12,12 +12,12 @@ use super::context::Ctx;
 use crate::api::{Object, kinds, naming};
 use crate::cluster::{api_resource, with_type};
 use crate::core::adapter::ownership::Claim;
-use crate::core::adapter::{self, Provider, SourceLookup};
+use crate::core::adapter::{self, Desired, Provider, SourceLookup};
 
 /// The inputs of [`adapter::plan`], owned.
 pub struct Gathered {
     pub set: Value,
-    pub templates: Vec<Value>,
+    pub desired: Desired,
     pub live: Vec<Value>,
     pub sources: Vec<(String, SourceLookup)>,
     pub provider: Provider,
@@ -33,7 +33,7 @@ impl Gathered {
     ) -> adapter::Inputs<'a> {
         adapter::Inputs {
             service_set: &self.set,
-            templates: &self.templates,
+            desired: &self.desired,
             live,
             sources: &self.sources,
             provider: self.provider,
@@ -56,20 +56,21 @@ pub async fn gather(obj: &CachedSet, ctx: &Ctx) -> Option<Gathered> {
     }
     let caches = &ctx.caches;
     let smp = caches.smp();
-    if !adapter::reconciles(&ctx.opts.provider, smp.as_ref(), &set) {
+    if !adapter::reconciles(&ctx.opts.provider, smp.as_deref(), &set) {
         debug!(serviceset = %format!("{ns}/{name}"), "not served by this provider; skipped");
         return None;
     }
-    let provider = Provider::of(smp.as_ref());
+    let provider = Provider::of(smp.as_deref());
     let rivals = caches
         .claims
-        .rivals(&(ns.to_string(), name.to_string()), smp.as_ref(), |key| {
+        .rivals(&(ns.to_string(), name.to_string()), smp.as_deref(), |key| {
             caches.labels_of(key)
         });
 
-    // Templates of the namespace; Flux objects of the namespace that the set controls or
-    // whose name is <set>-<service>.
-    let templates = caches.templates_in(ns);
+    // What the set wants: rendered with the templates its services name, unless rendered
+    // before from the same spec and template versions.
+    let desired = caches.desired(&set);
+    // Flux objects of the namespace that the set controls or whose name is <set>-<service>.
     let prefix = naming::flux_object_name(name, "");
     let mut live: Vec<Value> = Vec::new();
     for (cache, kind) in [
@@ -90,7 +91,7 @@ pub async fn gather(obj: &CachedSet, ctx: &Ctx) -> Option<Gathered> {
     }
     let sources = sources(ctx, &set, &live).await;
     Some(Gathered {
-        templates,
+        desired,
         live,
         sources,
         provider,

@@ -81,16 +81,16 @@ pub async fn reconcile_once(obj: &CachedSet, ctx: &Ctx) -> Result<Next, Reconcil
     };
     let live: Vec<&Value> = gathered.live.iter().collect();
     let plan = adapter::plan(&gathered.inputs(&live, ctx.opts.source_timeout));
-    log_findings(&gathered.set, &plan);
+    log_findings(&gathered.set, &gathered.desired.rendered.diagnostics);
     match apply::apply(ctx, &gathered.set, &plan, &gathered.live).await? {
         Applied::Failed(e) => Err(e),
         Applied::Done(next) => Ok(next),
     }
 }
 
-fn log_findings(set: &Value, plan: &adapter::Plan) {
+fn log_findings(set: &Value, diagnostics: &[crate::diag::Diagnostic]) {
     let who = || format!("{}/{}", Object(set).namespace(), Object(set).name());
-    for d in &plan.rendered.diagnostics {
+    for d in diagnostics {
         if d.severity == Severity::Error {
             debug!(serviceset = %who(), code = d.code, "{}", d.message);
         }

@@ -158,7 +158,7 @@ fn status_of(set: &Value, live: &[Value]) -> Value {
     let live: Vec<&Value> = live.iter().collect();
     adapter::plan(&adapter::Inputs {
         service_set: set,
-        templates: &[template()],
+        desired: &adapter::Desired::of(set, &[template()]),
         live: &live,
         sources: &[],
         provider: adapter::Provider {
@@ -394,4 +394,37 @@ fn a_watch_timeout_is_whole_seconds_and_never_zero() {
     assert_eq!(super::watch_timeout_seconds(Duration::from_millis(2500)), 2);
     assert_eq!(super::watch_timeout_seconds(Duration::from_millis(300)), 1);
     assert_eq!(super::watch_timeout_seconds(Duration::MAX), u32::MAX);
+}
+
+#[test]
+fn a_set_is_rendered_from_the_templates_it_names_as_from_every_template() {
+    let kinds = Kinds::new();
+    let mut unused = template();
+    unused["metadata"]["name"] = "unused".into();
+    let mut elsewhere = template();
+    elsewhere["metadata"]["namespace"] = "other".into();
+    let all = [template(), unused, elsewhere];
+    let caches = Caches::of(&kinds, "ksm-flux", &[smp()], &all, &[]);
+    let mut missing = service_set();
+    missing["spec"]["services"][0]["template"] = "absent".into();
+    for set in [service_set(), missing] {
+        let got = caches.desired(&set);
+        let want = adapter::Desired::of(&set, &all);
+        assert_eq!(got.rendered.objects, want.rendered.objects);
+        assert_eq!(got.rendered.services, want.rendered.services);
+        assert_eq!(got.versions, want.versions);
+    }
+    assert_eq!(caches.desired(&service_set()).rendered.objects.len(), 1);
+}
+
+#[test]
+fn the_smp_is_converted_once_per_version() {
+    let kinds = Kinds::new();
+    let mut smp = smp();
+    smp["metadata"]["resourceVersion"] = "3".into();
+    let caches = Caches::of(&kinds, "ksm-flux", &[smp.clone()], &[], &[]);
+    let (a, b) = (caches.smp().unwrap(), caches.smp().unwrap());
+    assert!(Arc::ptr_eq(&a, &b), "the same version: converted once");
+    assert_eq!(a["metadata"]["name"], "ksm-flux");
+    assert_eq!(a["kind"], "StateManagementProvider");
 }

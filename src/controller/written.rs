@@ -21,6 +21,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use kube::api::{DynamicObject, TypeMeta};
+use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::compact::{Packed, Packer};
@@ -161,12 +163,43 @@ impl Written {
 
     /// Keeps `reply`, the result of a write made from the version `from` of the object (None
     /// for a create, or when the object was not read).
+    #[cfg(test)]
     pub fn remember(&self, reply: Value, from: Option<&str>) {
-        let key = key_of(&reply);
+        let o = Object(&reply);
+        let text = reply.to_string().into_bytes();
+        self.keep(key_of(&reply), o.uid(), rv(&reply), &text, from);
+    }
+
+    /// Keeps a write's `reply`, an object of `ar`, as [`Self::remember`] does, straight from
+    /// what the client parsed (its type filled in); returns its resourceVersion.
+    pub fn remember_reply(
+        &self,
+        mut reply: DynamicObject,
+        ar: &ApiResource,
+        from: Option<&str>,
+    ) -> String {
+        reply.types = Some(TypeMeta {
+            api_version: ar.api_version.clone(),
+            kind: ar.kind.clone(),
+        });
+        let m = &reply.metadata;
+        let key = (
+            ar.kind.clone(),
+            m.namespace.clone().unwrap_or_default(),
+            m.name.clone().unwrap_or_default(),
+        );
+        let version = m.resource_version.clone().unwrap_or_default();
+        let text = serde_json::to_vec(&reply).unwrap_or_default();
+        let uid = m.uid.as_deref().unwrap_or("");
+        self.keep(key, uid, &version, &text, from);
+        version
+    }
+
+    fn keep(&self, key: Key, uid: &str, version: &str, text: &[u8], from: Option<&str>) {
         let mut w = self.lock();
         w.sweep();
         let mut older = match w.by_key.remove(&key) {
-            Some(prev) if *prev.uid == *Object(&reply).uid() => {
+            Some(prev) if *prev.uid == *uid => {
                 let mut o = prev.older;
                 o.push(prev.version.into());
                 o
@@ -176,20 +209,16 @@ impl Written {
         if let Some(f) = from.filter(|f| !f.is_empty()) {
             older.push(f.to_string());
         }
-        older.retain(|o| o != rv(&reply));
+        older.retain(|o| o != version);
         older.sort();
         older.dedup();
-        let packed = w
-            .packers
-            .entry(key.0.clone())
-            .or_default()
-            .pack(reply.to_string().as_bytes());
+        let packed = w.packers.entry(key.0.clone()).or_default().pack(text);
         w.by_key.insert(
             key,
             Entry {
                 packed,
-                uid: Object(&reply).uid().into(),
-                version: rv(&reply).into(),
+                uid: uid.into(),
+                version: version.into(),
                 older,
                 at: Instant::now(),
             },
@@ -265,6 +294,33 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_reply_kept_straight_from_the_client_reads_back_typed_and_whole() {
+        let w = Written::default();
+        let ar = ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("helm.toolkit.fluxcd.io", "v2", "HelmRelease"),
+            "helmreleases",
+        );
+        // The reply as the client parsed it; its type is filled in whatever it said.
+        let reply: DynamicObject = serde_json::from_value(json!({"metadata": {"name": "a",
+            "namespace": "ns", "uid": "u", "resourceVersion": "7"},
+            "spec": {"interval": "1m"}, "status": {"observedGeneration": 1}}))
+        .unwrap();
+        assert_eq!(w.remember_reply(reply, &ar, Some("6")), "7");
+        let cached = json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "6"}});
+        let fresh = w.freshest(cached);
+        assert_eq!(
+            fresh,
+            json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                "metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "7"},
+                "spec": {"interval": "1m"}, "status": {"observedGeneration": 1}})
+        );
+        // Kept as remember keeps it: dropped once the watch shows the version.
+        w.observed("HelmRelease", "ns", "a", "u", "7");
+        assert!(w.lock().is_empty());
+    }
 
     fn set(rv: &str) -> Value {
         json!({"kind": "ServiceSet", "metadata": {"name": "a", "namespace": "n", "uid": "u",

@@ -122,11 +122,39 @@ pub enum SourceLookup {
     Missing,
 }
 
+/// What the adapter wants of a ServiceSet, from its spec and its templates alone: the
+/// render (objects, each service's outcome, diagnostics) and the version each service reports
+/// once deployed. Made once per reconcile, before the plan (and by the claims index).
+#[derive(Debug, Default)]
+pub struct Desired {
+    pub rendered: Rendered,
+    /// Each service's version once deployed ([`service_version`]), in the order of
+    /// `rendered.services`.
+    pub versions: Vec<Option<String>>,
+}
+
+impl Desired {
+    /// The ServiceSet rendered with these ServiceTemplates (the ServiceSet's namespace is
+    /// enough; others are ignored).
+    pub fn of(set: &Value, templates: &[Value]) -> Desired {
+        let rendered = render::render(&render::Inputs {
+            service_set: set,
+            templates,
+        });
+        let versions = rendered
+            .services
+            .iter()
+            .map(|svc| service_version(set, &svc.name, templates))
+            .collect();
+        Desired { rendered, versions }
+    }
+}
+
 /// Everything one reconcile of one ServiceSet decides from.
 pub struct Inputs<'a> {
     pub service_set: &'a Value,
-    /// ServiceTemplates (the ServiceSet's namespace is enough; others are ignored).
-    pub templates: &'a [Value],
+    /// What the ServiceSet wants ([`Desired::of`] of it and its templates).
+    pub desired: &'a Desired,
     /// HelmReleases and Kustomizations of the ServiceSet's namespace that the ServiceSet
     /// controls (controller ownerReference with its uid) or that have the name of an object it
     /// wants; others may be passed and are ignored.
@@ -181,8 +209,6 @@ pub struct Plan {
     pub requeue_after: Option<Duration>,
     /// The desired objects (in sync or not).
     pub desired: usize,
-    /// The translation's output (diagnostics for the logs).
-    pub rendered: Rendered,
 }
 
 fn is_deleting(v: &Value) -> bool {
@@ -332,13 +358,11 @@ pub fn plan(inputs: &Inputs) -> Plan {
     }
 
     plan.add_finalizer = !has_finalizer(set);
-    let rendered = render::render(&render::Inputs {
-        service_set: set,
-        templates: inputs.templates,
-    });
+    let rendered = &inputs.desired.rendered;
     plan.desired = rendered.objects.len();
-    let claims = ownership::claims(set, &rendered);
+    let claims = ownership::claims(set, rendered);
 
+    let version_of = |i: usize| inputs.desired.versions.get(i).and_then(|v| v.as_deref());
     // Objects wanted, and which of them may be written.
     let mut services = Vec::new();
     let mut wanted: Vec<(&str, &str)> = Vec::new();
@@ -405,7 +429,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
                     services.push(service_status(
                         svc,
                         set,
-                        inputs.templates,
+                        version_of(svc_index),
                         &outcome,
                         None,
                         prev,
@@ -464,7 +488,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
         services.push(service_status(
             svc,
             set,
-            inputs.templates,
+            version_of(svc_index),
             &outcome,
             object,
             prev,
@@ -485,7 +509,6 @@ pub fn plan(inputs: &Inputs) -> Plan {
 
     plan.status = build_status(set, services, inputs);
     plan.status_changed = Some(&plan.status) != inputs.previous_status;
-    plan.rendered = rendered;
     plan
 }
 

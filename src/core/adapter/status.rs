@@ -5,7 +5,7 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
-use super::{Inputs, Provider, SERVICE_READY_CONDITION, SERVICES_READY_CONDITION, service_version};
+use super::{Inputs, Provider, SERVICE_READY_CONDITION, SERVICES_READY_CONDITION};
 use crate::api::kcm::{ServiceSet, ServiceStatus};
 use crate::api::kinds;
 use crate::api::meta::{Condition, Object};
@@ -31,7 +31,7 @@ pub(super) fn provider_json(p: Provider) -> Value {
 pub(super) fn service_status(
     svc: &render::ServiceResult,
     set: &Value,
-    templates: &[Value],
+    deployed_version: Option<&str>,
     outcome: &state::StateOutcome,
     object: Option<&Value>,
     prev: Option<&Value>,
@@ -50,7 +50,7 @@ pub(super) fn service_status(
     m.insert("lastStateTransitionTime".into(), since.into());
     // Version: what was last confirmed Deployed.
     let version = if outcome.state == ServiceState::Deployed {
-        service_version(set, &svc.name, templates)
+        deployed_version.map(str::to_string)
     } else {
         prev.map(|p| p.version().to_string())
             .filter(|v| !v.is_empty())

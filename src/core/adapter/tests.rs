@@ -36,7 +36,7 @@ const ACTIVE: Provider = Provider {
 fn run(set: &Value, templates: &[Value], live: &[&Value], provider: Provider) -> Plan {
     plan(&Inputs {
         service_set: set,
-        templates,
+        desired: &Desired::of(set, templates),
         live,
         sources: &[],
         provider,
@@ -428,7 +428,7 @@ fn run_with_rivals(
 ) -> Plan {
     plan(&Inputs {
         service_set: set,
-        templates,
+        desired: &Desired::of(set, templates),
         live,
         sources: &[],
         provider: ACTIVE,
