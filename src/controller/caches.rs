@@ -226,13 +226,13 @@ impl Caches {
         let o = self
             .smps
             .get(&ObjectRef::new_with(&self.provider, self.kinds.smp.clone()))?;
-        let version = o.metadata.resource_version.clone().unwrap_or_default();
+        let version = o.metadata.resource_version.as_deref().unwrap_or("");
         let mut last = self.smp_json.lock().unwrap_or_else(|e| e.into_inner());
         match &*last {
-            Some((v, json)) if !version.is_empty() && *v == version => Some(json.clone()),
+            Some((v, json)) if !version.is_empty() && v == version => Some(json.clone()),
             _ => {
                 let json = Arc::new(with_type(&o, &self.kinds.smp));
-                *last = Some((version, json.clone()));
+                *last = Some((version.to_string(), json.clone()));
                 Some(json)
             }
         }

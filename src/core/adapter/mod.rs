@@ -125,7 +125,7 @@ pub enum SourceLookup {
 /// What the adapter wants of a ServiceSet, from its spec and its templates alone: the
 /// render (objects, each service's outcome, diagnostics) and the version each service reports
 /// once deployed. Made once per reconcile, before the plan (and by the claims index).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Desired {
     pub rendered: Rendered,
     /// Each service's version once deployed ([`service_version`]), in the order of
