@@ -53,9 +53,11 @@ fn main() {
         serde_json::from_str(&text).unwrap_or_else(|e| fail(&format!("{object}: {e}")));
     let limits = Limits::default();
 
-    let mut op: Box<dyn FnMut() -> String> = match mode.as_str() {
+    // Each call gives its result without formatting it (cel-go's side gives its ref.Val):
+    // the text is made once, for the first result.
+    let mut op: Box<dyn FnMut() -> Out> = match mode.as_str() {
         "compile" => Box::new(|| match compile_in(black_box(&rule), &limits, env) {
-            Ok(c) => black_box(c).result_type().to_string(),
+            Ok(c) => Out::Text(black_box(c).result_type().to_string()),
             Err(e) => fail(&format!("{e:?}")),
         }),
         "eval" => {
@@ -78,7 +80,7 @@ fn main() {
         }
         m => fail(&format!("unknown mode {m}")),
     };
-    let result = op();
+    let result = op().text();
     let start = Instant::now();
     for _ in 0..n {
         black_box(op());
@@ -87,19 +89,34 @@ fn main() {
     println!("{}", serde_json::json!({"ns_per_op": ns, "result": result}));
 }
 
-fn verdict(v: Verdict) -> String {
-    match v {
-        Verdict::True => "true".into(),
-        Verdict::False => "false".into(),
-        other => format!("{other:?}"),
+/// A result as the harness prints it (cel-go's side prints its own the same way).
+enum Out {
+    Bool(bool),
+    Text(String),
+}
+
+impl Out {
+    fn text(self) -> String {
+        match self {
+            Out::Bool(b) => b.to_string(),
+            Out::Text(t) => t,
+        }
     }
 }
 
-fn outcome_text(result: Option<bool>, error: Option<String>) -> String {
+fn verdict(v: Verdict) -> Out {
+    match v {
+        Verdict::True => Out::Bool(true),
+        Verdict::False => Out::Bool(false),
+        other => Out::Text(format!("{other:?}")),
+    }
+}
+
+fn outcome_text(result: Option<bool>, error: Option<String>) -> Out {
     match (result, error) {
-        (Some(r), _) => r.to_string(),
-        (None, Some(e)) => e,
-        (None, None) => "no result".into(),
+        (Some(r), _) => Out::Bool(r),
+        (None, Some(e)) => Out::Text(e),
+        (None, None) => Out::Text("no result".into()),
     }
 }
 

@@ -364,6 +364,7 @@ pub(crate) fn build(
         CelType::Dyn
     };
     ast::fuse_paths(&mut root);
+    ast::share_field_names(&mut root);
     let plan_error = if options.optimize {
         plan::plan(&mut root, slot_count)
     } else {

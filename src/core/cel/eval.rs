@@ -92,13 +92,15 @@ impl<'a> std::ops::IndexMut<usize> for Slots<'a> {
 pub struct Evaluator<'a> {
     pub(super) slots: Slots<'a>,
     pub budget: Budget,
-    pub memo: Option<Memo>,
+    /// Boxed: the evaluator is made on every evaluation, and only explanations keep values.
+    pub memo: Option<Box<Memo>>,
     /// Depth of comprehension bodies being evaluated (their values are not memoised: they
     /// depend on the iteration variables).
     in_loop: u32,
 }
 
 impl<'a> Evaluator<'a> {
+    #[inline]
     pub fn new(slot_count: usize, declared: &[&'a Value], budget: Budget) -> Evaluator<'a> {
         let mut slots = if slot_count <= 6 {
             Slots::Inline(std::array::from_fn(|_| None))
@@ -185,7 +187,9 @@ impl<'a> Evaluator<'a> {
                 field,
                 test,
             } => {
-                let o = self.eval(operand)?;
+                // read where it was left (see the note in `call`)
+                let ro = self.eval(operand);
+                let Ok(o) = &ro else { return ro };
                 self.budget.scan(field.len()).map_err(Fault::budget)?;
                 select(o, field, *test)
             }

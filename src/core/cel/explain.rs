@@ -144,7 +144,7 @@ pub fn explain<'a>(
     budget_message: impl Fn(Fault) -> String,
 ) -> Vec<Clause> {
     if ev.memo.is_none() {
-        ev.memo = Some(memo(root));
+        ev.memo = Some(Box::new(memo(root)));
     }
     let derived = if redacted.is_empty() {
         HashSet::new()

@@ -412,6 +412,7 @@ impl CompiledRule {
     }
 
     /// Evaluates against values of the declared variables (in declaration order).
+    #[inline]
     pub fn evaluate_values<'a>(&'a self, values: &[&'a Value]) -> Result<Cow<'a, Value>, Failure> {
         if values.len() != self.declared {
             return Err(Failure::Error(EvalError {
@@ -444,6 +445,7 @@ impl CompiledRule {
         )
     }
 
+    #[inline]
     fn verdict(&self, r: Result<Cow<'_, Value>, Failure>) -> Verdict {
         match r {
             Ok(v) => match v.as_ref() {
@@ -494,7 +496,7 @@ impl CompiledRule {
         }
         let mut ev = Evaluator::new(self.slot_count, &values, self.budget());
         if explain != Explain::Never {
-            ev.memo = Some(explain::memo(&self.root));
+            ev.memo = Some(Box::new(explain::memo(&self.root)));
         }
         let r = ev.eval(&self.root).map_err(|f| self.failure(f));
         let verdict = withhold(self.verdict(r), &obj.redacted);
@@ -521,6 +523,7 @@ impl CompiledRule {
 
 /// An evaluation error whose message would show a Secret's data (`no such key: <a value>`,
 /// a pattern built from it) is reported without its message.
+#[inline]
 fn withhold(verdict: Verdict, redacted: &Redacted) -> Verdict {
     match verdict {
         Verdict::Error(e) if !redacted.is_empty() && redacted.leaks(&e.message) => {

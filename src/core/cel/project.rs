@@ -135,15 +135,31 @@ pub fn project(v: &serde_json::Value, reads: &Reads) -> Value {
     match (reads, v) {
         (Reads::Fields(fields), serde_json::Value::Object(o)) => {
             // In the object's own order, as the whole conversion gives them.
-            let entries: Vec<(MapKey, Value)> = o
-                .iter()
-                .filter_map(|(k, child)| {
-                    let sub = fields.get(k.as_str())?;
-                    Some((MapKey::string(k), project(child, sub)))
-                })
-                .collect();
+            let mut entries = Vec::with_capacity(fields.len().min(o.len()));
+            for (k, child) in o {
+                // The rule's own key: no allocation, and a lookup of the rule's field finds
+                // it by identity (see MapValue::get_str).
+                if let Some((key, sub)) = field(fields, k) {
+                    entries.push((MapKey::shared(key), project(child, sub)));
+                }
+            }
             Value::Map(Arc::new(MapValue::from_distinct_strings(entries)))
         }
         _ => Value::from_json(v),
+    }
+}
+
+/// The reads of the field `name`: a few fields are scanned, lengths first (most keys of an
+/// object differ from the rule's in length), more are searched.
+fn field<'r>(
+    fields: &'r BTreeMap<Arc<str>, Reads>,
+    name: &str,
+) -> Option<(&'r Arc<str>, &'r Reads)> {
+    if fields.len() <= 8 {
+        fields
+            .iter()
+            .find(|(k, _)| k.len() == name.len() && ***k == *name)
+    } else {
+        fields.get_key_value(name)
     }
 }

@@ -439,3 +439,50 @@ fn a_long_rule_with_a_syntax_error_is_explained_without_the_crates_parser() {
     // A short rule keeps cel-go's message.
     assert!(compile_err("[1]==[]]").contains("extraneous input"));
 }
+
+#[test]
+fn each_field_name_is_one_shared_text_and_a_projected_object_keys_by_it() {
+    let rule = "has(self.status.replicas) && self.status.replicas == self.status.readyReplicas \
+                && self.spec.replicas >= 1 && self.status.replicas == self.spec.replicas";
+    let c = compile(rule, &Limits::default()).expect("compiles");
+    use std::sync::Arc;
+    let mut names: Vec<Arc<str>> = Vec::new();
+    let mut stack = vec![c.tree()];
+    while let Some(n) = stack.pop() {
+        match &n.kind {
+            ast::Kind::Path { fields, .. } => names.extend(fields.iter().cloned()),
+            ast::Kind::Select { operand, field, .. } => {
+                names.push(field.clone());
+                stack.push(operand);
+            }
+            ast::Kind::Call { target, args, .. } => {
+                stack.extend(target.as_deref());
+                stack.extend(args);
+            }
+            _ => {}
+        }
+    }
+    assert!(names.iter().filter(|n| &***n == "replicas").count() >= 4);
+    for a in &names {
+        for b in &names {
+            assert_eq!(a == b, Arc::ptr_eq(a, b), "{a} and {b}");
+        }
+    }
+    // The projected object's keys are the rule's own texts.
+    let object =
+        serde_json::json!({"spec": {"replicas": 2}, "status": {"replicas": 2, "readyReplicas": 2}});
+    let projected = c.object_from_json(&object);
+    let Value::Map(root) = projected.value() else {
+        panic!("a map")
+    };
+    let Some(Value::Map(status)) = root.get_str("status") else {
+        panic!("status")
+    };
+    for (k, _) in status.entries() {
+        let Value::String(k) = k.value() else {
+            panic!("a string key")
+        };
+        assert!(names.iter().any(|n| Arc::ptr_eq(n, k)), "{k} is not shared");
+    }
+    assert_eq!(c.evaluate(&projected), Verdict::True);
+}

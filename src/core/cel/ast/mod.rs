@@ -410,6 +410,57 @@ impl SetLookup {
     }
 }
 
+/// Makes every field name the rule selects one shared `Arc` per text: an object projected
+/// for the rule has these `Arc`s as its keys (see `project`), so a selection finds its key
+/// by identity, without comparing bytes.
+pub fn share_field_names(root: &mut Node) {
+    let mut names: std::collections::HashSet<Arc<str>> = std::collections::HashSet::new();
+    let mut share = |f: &mut Arc<str>| match names.get(f) {
+        Some(known) => *f = Arc::clone(known),
+        None => {
+            names.insert(Arc::clone(f));
+        }
+    };
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        match &mut n.kind {
+            Kind::Select { operand, field, .. } => {
+                share(field);
+                stack.push(operand);
+            }
+            Kind::Path { fields, .. } => fields.iter_mut().for_each(&mut share),
+            Kind::Call { target, args, .. } => {
+                stack.extend(target.as_deref_mut());
+                stack.extend(args.iter_mut());
+            }
+            Kind::InSet { arg, .. } => stack.push(arg),
+            Kind::List(items) => stack.extend(items.iter_mut()),
+            Kind::Map(entries) => {
+                for (k, v) in entries {
+                    stack.push(k);
+                    stack.push(v);
+                }
+            }
+            Kind::Comprehension(c) => {
+                let c = &mut **c;
+                stack.extend([
+                    &mut c.range,
+                    &mut c.accu_init,
+                    &mut c.loop_cond,
+                    &mut c.loop_step,
+                    &mut c.result,
+                ]);
+            }
+            Kind::Lit(_)
+            | Kind::TypeIdent(..)
+            | Kind::Var(_)
+            | Kind::Unresolved(_)
+            | Kind::Name(_)
+            | Kind::Struct(_) => {}
+        }
+    }
+}
+
 /// Fuses chains of field selections from a variable into [`Kind::Path`] nodes (after type
 /// checking: the checker sees the selections one by one).
 pub fn fuse_paths(n: &mut Node) {

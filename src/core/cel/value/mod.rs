@@ -91,6 +91,11 @@ impl MapKey {
         MapKey(Value::string(s))
     }
 
+    /// A string key sharing `s` (no copy).
+    pub fn shared(s: &Arc<str>) -> MapKey {
+        MapKey(Value::String(Arc::clone(s)))
+    }
+
     fn is_nan(&self) -> bool {
         matches!(self.0, Value::Double(d) if d.is_nan())
     }
@@ -121,6 +126,13 @@ impl Hash for MapKey {
             Value::Type(t) => (11u8, t).hash(h),
         }
     }
+}
+
+/// String equality that first tries identity: a projected object's keys are the rule's
+/// own field names (see `project`), so a rule's lookups mostly match without comparing bytes.
+#[inline(always)]
+fn same_str(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
 }
 
 /// Go's `==` on two map keys held as `ref.Val` interfaces.
@@ -254,7 +266,7 @@ impl MapValue {
         match &self.strings {
             Some(index) => index.get(key).map(|&i| &self.entries[i].1),
             None => self.entries.iter().find_map(|(k, v)| match &k.0 {
-                Value::String(s) if &**s == key => Some(v),
+                Value::String(s) if same_str(s, key) => Some(v),
                 _ => None,
             }),
         }
