@@ -532,3 +532,44 @@ fn the_fields_a_rule_reads_give_what_the_whole_object_gives() {
     }
     assert!(compared > 500, "{compared} compiled rules compared");
 }
+
+/// kcm's path reads the object in place (`Explain::Never`); an explanation evaluates the
+/// object converted first. Every case must come out the same both ways, to the message.
+#[test]
+fn reading_the_object_in_place_gives_every_verdict_of_the_converted_object() {
+    let cases = jsonl("cases.jsonl");
+    let objects = objects();
+    let limits = Limits::default();
+    let mut rules: HashMap<&str, Rule> = HashMap::new();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let id = case["id"].as_str().unwrap();
+        let text = case["rule"].as_str().unwrap();
+        let object = &objects[case["object_name"].as_str().unwrap()];
+        let rule = rules
+            .entry(text)
+            .or_insert_with(|| Rule::new(text, &limits));
+        let in_place = rule.evaluate(object, Explain::Never);
+        let converted = rule.evaluate(object, Explain::Always);
+        let error = |o: &RuleOutcome| {
+            o.error
+                .as_ref()
+                .map(|e| (e.phase, e.kcm_message.clone(), e.message.clone()))
+        };
+        let same = in_place.result == converted.result
+            && error(&in_place) == error(&converted)
+            && in_place.budget_exceeded == converted.budget_exceeded;
+        if !same {
+            failures.push(format!(
+                "{id}: in place {:?} / {:?} / {:?}, converted {:?} / {:?} / {:?}",
+                in_place.result,
+                in_place.error,
+                in_place.budget_exceeded,
+                converted.result,
+                converted.error,
+                converted.budget_exceeded
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -91,6 +91,8 @@ impl<'a> std::ops::IndexMut<usize> for Slots<'a> {
 
 pub struct Evaluator<'a> {
     pub(super) slots: Slots<'a>,
+    /// The object given as JSON, when it is read in place (its slot is left unbound).
+    in_place: Option<InPlace<'a>>,
     pub budget: Budget,
     /// Boxed: the evaluator is made on every evaluation, and only explanations keep values.
     pub memo: Option<Box<Memo>>,
@@ -114,10 +116,28 @@ impl<'a> Evaluator<'a> {
         }
         Evaluator {
             slots,
+            in_place: None,
             budget,
             memo: None,
             in_loop: 0,
         }
+    }
+
+    /// An evaluator reading the object in `slot` in place from its JSON: what a rule reads
+    /// through selections is looked up in the JSON and only the values found are converted.
+    pub fn in_place(
+        slot_count: usize,
+        slot: usize,
+        json: &'a serde_json::Value,
+        budget: Budget,
+    ) -> Evaluator<'a> {
+        let mut ev = Evaluator::new(slot_count, &[], budget);
+        ev.in_place = Some(InPlace {
+            slot,
+            json,
+            converted: HashMap::new(),
+        });
+        ev
     }
 
     #[inline(always)]
@@ -164,7 +184,7 @@ impl<'a> Evaluator<'a> {
             Kind::Var(slot) => match &self.slots[*slot] {
                 Some(Ok(Cow::Borrowed(v))) => Ok(Cow::Borrowed(*v)),
                 Some(r) => r.clone(),
-                None => Err(Fault::new("no such attribute")),
+                None => self.read_in_place(*slot, &[]),
             },
             Kind::Path {
                 slot,
@@ -179,7 +199,7 @@ impl<'a> Evaluator<'a> {
                     Some(Ok(Cow::Borrowed(v))) => walk(v, fields).map(Cow::Borrowed),
                     Some(Ok(Cow::Owned(v))) => walk(v, fields).map(|v| Cow::Owned(v.clone())),
                     Some(Err(e)) => Err(e.clone()),
-                    None => Err(Fault::new("no such attribute")),
+                    None => self.read_in_place(*slot, fields),
                 }
             }
             Kind::Select {
@@ -187,6 +207,11 @@ impl<'a> Evaluator<'a> {
                 field,
                 test,
             } => {
+                if self.in_place.is_some()
+                    && let Some(r) = self.select_in_place(operand, field, *test)
+                {
+                    return r;
+                }
                 // read where it was left (see the note in `call`)
                 let ro = self.eval(operand);
                 let Ok(o) = &ro else { return ro };
@@ -338,6 +363,129 @@ impl<'a> Evaluator<'a> {
         }
         self.slots[c.accu_var] = Some(step);
         Ok(true)
+    }
+}
+
+impl<'a> Evaluator<'a> {
+    /// `fields` selected from the object read in place (none: the whole object).
+    #[inline(never)]
+    fn read_in_place(&mut self, slot: usize, fields: &[Arc<str>]) -> EResult<'a> {
+        match &mut self.in_place {
+            Some(p) if p.slot == slot => {
+                let found = walk_json(p.json, fields)?;
+                Ok(Cow::Owned(p.value(found)))
+            }
+            _ => Err(Fault::new("no such attribute")),
+        }
+    }
+
+    /// `operand.field` (or `has(operand.field)`) when the operand is the object read in place
+    /// or a path from it: the field is looked up in the JSON, without converting the operand.
+    /// The cost is what evaluating the operand node and then selecting would charge. None
+    /// for any other operand.
+    #[inline(never)]
+    fn select_in_place(
+        &mut self,
+        operand: &'a Node,
+        field: &str,
+        test: bool,
+    ) -> Option<EResult<'a>> {
+        let (slot, fields, path_cost) = match &operand.kind {
+            Kind::Path {
+                slot,
+                fields,
+                extra,
+            } => (*slot, &fields[..], Some(fields.len() as u64 + *extra)),
+            Kind::Var(slot) => (*slot, &[][..], None),
+            _ => return None,
+        };
+        let p = self.in_place.as_ref()?;
+        if p.slot != slot || self.slots[slot].is_some() || self.memo.is_some() {
+            return None;
+        }
+        let json = p.json;
+        Some((|| {
+            self.tick()?;
+            if let Some(units) = path_cost {
+                self.budget.charge(units).map_err(Fault::budget)?;
+            }
+            let base = walk_json(json, fields)?;
+            self.budget.scan(field.len()).map_err(Fault::budget)?;
+            let p = self.in_place.as_mut().expect("checked");
+            match base {
+                serde_json::Value::Object(m) => match json_field(m, field) {
+                    found if test => Ok(Cow::Owned(Value::Bool(found.is_some()))),
+                    Some(x) => Ok(Cow::Owned(p.value(x))),
+                    None => Err(Fault::new(format!("no such key: {field}"))),
+                },
+                serde_json::Value::Array(_) => Err(Fault::new(
+                    "unsupported index type 'string' in list".to_string(),
+                )),
+                _ if test => Ok(Cow::Owned(Value::Bool(false))),
+                _ => Err(Fault::new(format!("no such key: {field}"))),
+            }
+        })())
+    }
+}
+
+/// An object given as JSON, read where a rule reads it (see `CompiledRule::evaluate_json`):
+/// the object's slot, the object, and what was converted of it, by the address of the JSON
+/// value (each text, list or map converted at most once per evaluation, however often a loop
+/// reads it).
+pub(super) struct InPlace<'a> {
+    slot: usize,
+    json: &'a serde_json::Value,
+    converted: HashMap<usize, Value>,
+}
+
+impl<'a> InPlace<'a> {
+    /// The value of `j` (a part of the object), as the whole conversion gives it.
+    fn value(&mut self, j: &serde_json::Value) -> Value {
+        match j {
+            serde_json::Value::String(_)
+            | serde_json::Value::Array(_)
+            | serde_json::Value::Object(_) => self
+                .converted
+                .entry(j as *const serde_json::Value as usize)
+                .or_insert_with(|| Value::from_json(j))
+                .clone(),
+            scalar => Value::from_json(scalar),
+        }
+    }
+}
+
+/// [`walk`] over the JSON the object is.
+fn walk_json<'v>(
+    v: &'v serde_json::Value,
+    fields: &[Arc<str>],
+) -> Result<&'v serde_json::Value, Fault> {
+    let mut cur = v;
+    for f in fields {
+        cur = match cur {
+            serde_json::Value::Object(m) => match json_field(m, f) {
+                Some(x) => x,
+                None => return Err(Fault::new(format!("no such key: {f}"))),
+            },
+            serde_json::Value::Array(_) => {
+                return Err(Fault::new("unsupported index type 'string' in list"));
+            }
+            _ => return Err(Fault::new(format!("no such key: {f}"))),
+        };
+    }
+    Ok(cur)
+}
+
+/// A field of a JSON object: a few keys are scanned, lengths first; more are hashed.
+fn json_field<'v>(
+    m: &'v serde_json::Map<String, serde_json::Value>,
+    f: &str,
+) -> Option<&'v serde_json::Value> {
+    if m.len() <= 8 {
+        m.iter()
+            .find(|(k, _)| k.len() == f.len() && k.as_str() == f)
+            .map(|(_, v)| v)
+    } else {
+        m.get(f)
     }
 }
 

@@ -356,15 +356,36 @@ impl CompiledRule {
     /// (see [`project`]); the verdict, the explanation and the budget are those of
     /// [`Object::from_json`].
     pub fn object_from_json(&self, v: &serde_json::Value) -> Object {
-        let reads = self.reads.get_or_init(|| {
-            // One declared variable, the object, in slot 0: what it reads of it.
+        Object::from_value(project::project(v, self.reads()))
+    }
+
+    /// What the rule reads of the object: one declared variable, the object, in slot 0.
+    fn reads(&self) -> &project::Reads {
+        self.reads.get_or_init(|| {
             if self.declared == 1 {
                 project::reads(&self.root, 0)
             } else {
                 project::Reads::All
             }
-        });
-        Object::from_value(project::project(v, reads))
+        })
+    }
+
+    /// [`CompiledRule::evaluate`] of the object given as JSON, read in place: a rule that
+    /// reads the object only through selections looks each one up in the JSON and converts
+    /// only the values it finds (each text, list or map once), so an object is neither
+    /// converted nor projected first. The verdict and the budget are those of
+    /// `evaluate(&object_from_json(v))`; there is no explanation, and nothing is withheld
+    /// (a Secret goes through [`Object::redacting`]).
+    pub fn evaluate_json(&self, v: &serde_json::Value) -> Verdict {
+        if *self.reads() == project::Reads::All {
+            return self.evaluate(&self.object_from_json(v));
+        }
+        if let Some(f) = self.plan_failure() {
+            return self.verdict(Err(f));
+        }
+        let mut ev = Evaluator::in_place(self.slot_count, 0, v, self.budget());
+        let r = ev.eval(&self.root).map_err(|f| self.failure(f));
+        self.verdict(r)
     }
 
     /// The compiled tree (for analyses of the rule as written: spans are the rule text's).

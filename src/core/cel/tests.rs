@@ -486,3 +486,61 @@ fn each_field_name_is_one_shared_text_and_a_projected_object_keys_by_it() {
     }
     assert_eq!(c.evaluate(&projected), Verdict::True);
 }
+
+#[test]
+fn an_object_read_in_place_gives_the_verdict_of_the_object_converted() {
+    let object = serde_json::json!({
+        "metadata": {"name": "web", "labels": {"app": "web"}, "generation": 2},
+        "spec": {"replicas": 3, "list": [1, 2, 3], "text": "abc", "big": 1e300, "n": null},
+        "status": {"replicas": 3, "conditions": [{"type": "Ready", "status": "True"}]}
+    });
+    let rules = [
+        "self.status.replicas == self.spec.replicas",
+        "has(self.status.replicas) && has(self.status.missing) == false",
+        "has(self.status)",
+        "has(self.missing)",
+        "has(self.spec.replicas.x)",
+        "has(self.spec.list.x)",
+        "self.spec.list.x == 1",
+        "self.spec.replicas.x == 1",
+        "self.spec.nothing == 1",
+        "self.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
+        "self.spec.list.all(i, self.spec.text.size() == 3 && i > 0)",
+        "self.spec.big > 1.0 && self.spec.n == null",
+        "self.metadata.labels == {'app': 'web'}",
+        "self == self",
+        "self.spec",
+        "size(self.metadata.labels) == 1 && 'app' in self.metadata.labels",
+        "self.metadata.generation + 1 == 3 ? self.metadata.name.startsWith('w') : false",
+        "self.spec.list.map(x, self.spec.text + string(x)).size() == 3",
+    ];
+    for rule in rules {
+        let c = compile(rule, &Limits::default()).unwrap_or_else(|e| panic!("{rule}: {e:?}"));
+        assert_eq!(
+            c.evaluate_json(&object),
+            c.evaluate(&c.object_from_json(&object)),
+            "{rule}"
+        );
+        assert_eq!(
+            c.evaluate_json(&object),
+            c.evaluate(&Object::from_json(&object)),
+            "{rule}"
+        );
+    }
+    // The budget runs out at the same step both ways.
+    let rule = "self.spec.list.all(i, has(self.status.replicas) && has(self.spec) \
+                && self.spec.list.all(j, self.spec.text.size() == 3))";
+    // (it needs 159 units)
+    for max_cost in 1..=200 {
+        let limits = Limits {
+            max_cost,
+            ..Limits::default()
+        };
+        let c = compile(rule, &limits).expect("compiles");
+        assert_eq!(
+            c.evaluate_json(&object),
+            c.evaluate(&c.object_from_json(&object)),
+            "{max_cost}"
+        );
+    }
+}

@@ -178,15 +178,20 @@ impl Rule {
             }
             Some(Ok(c)) => c,
         };
-        let obj = cel_object(compiled, object);
-        let (verdict, explanation) = compiled.evaluate_explained(
-            &obj,
-            match explain {
-                Explain::Never => cel::Explain::Never,
-                Explain::WhenNotTrue => cel::Explain::WhenNotTrue,
-                Explain::Always => cel::Explain::Always,
-            },
-        );
+        let (verdict, explanation) = match explain {
+            // kcm's path: the verdict alone, the object read in place
+            Explain::Never if !crate::core::objects::is_secret(object) => {
+                (compiled.evaluate_json(object), Vec::new())
+            }
+            _ => compiled.evaluate_explained(
+                &cel_object(compiled, object),
+                match explain {
+                    Explain::Never => cel::Explain::Never,
+                    Explain::WhenNotTrue => cel::Explain::WhenNotTrue,
+                    Explain::Always => cel::Explain::Always,
+                },
+            ),
+        };
         let (result, error, budget_exceeded) = match verdict {
             cel::Verdict::True => (Some(true), None, None),
             cel::Verdict::False => (Some(false), None, None),
@@ -207,7 +212,7 @@ impl Rule {
                     }
                     (Environment::Health, cel::Stage::Result) => format!(
                         "healthy expression returned {}, want bool",
-                        go_type_of_result(compiled, &obj)
+                        go_type_of_result(compiled, &cel_object(compiled, object))
                     ),
                     (Environment::Health, cel::Stage::Eval) => {
                         format!("evaluate healthy: {}", e.message)
