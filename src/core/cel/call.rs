@@ -158,7 +158,10 @@ impl<'a> Evaluator<'a> {
                 let Ok(a) = &ra else { return ra };
                 let rb = self.eval(&args[1]);
                 let Ok(b) = &rb else { return rb };
-                let eq = ops::equal(a, b, &mut self.budget)?;
+                let eq = match (a.as_ref(), b.as_ref()) {
+                    (Value::Int(x), Value::Int(y)) => x == y,
+                    (a, b) => ops::equal(a, b, &mut self.budget)?,
+                };
                 owned(Value::Bool(eq == (func == Func::Eq)))
             }
             Func::Lt | Func::Le | Func::Gt | Func::Ge

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::ast::{Comprehension, Kind, Node};
+use super::ast::{Comprehension, Hint, Kind, Node};
 use super::call::select;
 use super::cost::{Budget, Resource};
 use super::ops::{self, OpError};
@@ -90,6 +90,10 @@ impl<'a> std::ops::IndexMut<usize> for Slots<'a> {
 }
 
 pub struct Evaluator<'a> {
+    /// The value of slot 0 when one is given (the object, the usual case): read from here,
+    /// not from `slots`, so that binding it is one store (building the slot's Result and
+    /// copying it in stalled the processor on every evaluation).
+    first: Option<&'a Value>,
     pub(super) slots: Slots<'a>,
     /// The object given as JSON, when it is read in place (its slot is left unbound).
     in_place: Option<InPlace<'a>>,
@@ -111,10 +115,11 @@ impl<'a> Evaluator<'a> {
             v.resize_with(slot_count, || None);
             Slots::Heap(v)
         };
-        for (i, v) in declared.iter().enumerate() {
+        for (i, v) in declared.iter().enumerate().skip(1) {
             slots[i] = Some(Ok(Cow::Borrowed(*v)));
         }
         Evaluator {
+            first: declared.first().copied(),
             slots,
             in_place: None,
             budget,
@@ -181,25 +186,34 @@ impl<'a> Evaluator<'a> {
         match &n.kind {
             Kind::Lit(v) => Ok(Cow::Borrowed(v)),
             Kind::TypeIdent(tv, _) => Ok(Cow::Owned(Value::Type(*tv))),
+            Kind::Var(0) if let Some(v) = self.first => Ok(Cow::Borrowed(v)),
             Kind::Var(slot) => match &self.slots[*slot] {
                 Some(Ok(Cow::Borrowed(v))) => Ok(Cow::Borrowed(*v)),
                 Some(r) => r.clone(),
-                None => self.read_in_place(*slot, &[]),
+                None => self.read_in_place(*slot, &[], &[]),
             },
             Kind::Path {
                 slot,
                 fields,
                 extra,
+                hints,
             } => {
                 // one unit per selection, as the nodes this one replaces
                 self.budget
                     .charge(fields.len() as u64 + *extra)
                     .map_err(Fault::budget)?;
+                if *slot == 0
+                    && let Some(v) = self.first
+                {
+                    return walk(v, fields, hints).map(Cow::Borrowed);
+                }
                 match &self.slots[*slot] {
-                    Some(Ok(Cow::Borrowed(v))) => walk(v, fields).map(Cow::Borrowed),
-                    Some(Ok(Cow::Owned(v))) => walk(v, fields).map(|v| Cow::Owned(v.clone())),
+                    Some(Ok(Cow::Borrowed(v))) => walk(v, fields, hints).map(Cow::Borrowed),
+                    Some(Ok(Cow::Owned(v))) => {
+                        walk(v, fields, hints).map(|v| Cow::Owned(v.clone()))
+                    }
                     Some(Err(e)) => Err(e.clone()),
-                    None => self.read_in_place(*slot, fields),
+                    None => self.read_in_place(*slot, fields, hints),
                 }
             }
             Kind::Select {
@@ -369,10 +383,10 @@ impl<'a> Evaluator<'a> {
 impl<'a> Evaluator<'a> {
     /// `fields` selected from the object read in place (none: the whole object).
     #[inline(never)]
-    fn read_in_place(&mut self, slot: usize, fields: &[Arc<str>]) -> EResult<'a> {
+    fn read_in_place(&mut self, slot: usize, fields: &[Arc<str>], hints: &[Hint]) -> EResult<'a> {
         match &mut self.in_place {
             Some(p) if p.slot == slot => {
-                let found = walk_json(p.json, fields)?;
+                let found = walk_json(p.json, fields, hints)?;
                 Ok(Cow::Owned(p.value(found)))
             }
             _ => Err(Fault::new("no such attribute")),
@@ -390,17 +404,27 @@ impl<'a> Evaluator<'a> {
         field: &str,
         test: bool,
     ) -> Option<EResult<'a>> {
-        let (slot, fields, path_cost) = match &operand.kind {
+        let (slot, fields, hints, path_cost) = match &operand.kind {
             Kind::Path {
                 slot,
                 fields,
                 extra,
-            } => (*slot, &fields[..], Some(fields.len() as u64 + *extra)),
-            Kind::Var(slot) => (*slot, &[][..], None),
+                hints,
+            } => (
+                *slot,
+                &fields[..],
+                &hints[..],
+                Some(fields.len() as u64 + *extra),
+            ),
+            Kind::Var(slot) => (*slot, &[][..], &[][..], None),
             _ => return None,
         };
         let p = self.in_place.as_ref()?;
-        if p.slot != slot || self.slots[slot].is_some() || self.memo.is_some() {
+        if p.slot != slot
+            || (slot == 0 && self.first.is_some())
+            || self.slots[slot].is_some()
+            || self.memo.is_some()
+        {
             return None;
         }
         let json = p.json;
@@ -409,11 +433,11 @@ impl<'a> Evaluator<'a> {
             if let Some(units) = path_cost {
                 self.budget.charge(units).map_err(Fault::budget)?;
             }
-            let base = walk_json(json, fields)?;
+            let base = walk_json(json, fields, hints)?;
             self.budget.scan(field.len()).map_err(Fault::budget)?;
             let p = self.in_place.as_mut().expect("checked");
             match base {
-                serde_json::Value::Object(m) => match json_field(m, field) {
+                serde_json::Value::Object(m) => match json_field(m, field, &Hint::default()) {
                     found if test => Ok(Cow::Owned(Value::Bool(found.is_some()))),
                     Some(x) => Ok(Cow::Owned(p.value(x))),
                     None => Err(Fault::new(format!("no such key: {field}"))),
@@ -458,11 +482,12 @@ impl<'a> InPlace<'a> {
 fn walk_json<'v>(
     v: &'v serde_json::Value,
     fields: &[Arc<str>],
+    hints: &[Hint],
 ) -> Result<&'v serde_json::Value, Fault> {
     let mut cur = v;
-    for f in fields {
+    for (f, hint) in fields.iter().zip(hints) {
         cur = match cur {
-            serde_json::Value::Object(m) => match json_field(m, f) {
+            serde_json::Value::Object(m) => match json_field(m, f, hint) {
                 Some(x) => x,
                 None => return Err(Fault::new(format!("no such key: {f}"))),
             },
@@ -475,15 +500,23 @@ fn walk_json<'v>(
     Ok(cur)
 }
 
-/// A field of a JSON object: a few keys are scanned, lengths first; more are hashed.
+/// A field of a JSON object: where `hint` says, else a few keys scanned lengths first (the
+/// position kept in `hint`), more hashed.
 fn json_field<'v>(
     m: &'v serde_json::Map<String, serde_json::Value>,
     f: &str,
+    hint: &Hint,
 ) -> Option<&'v serde_json::Value> {
+    let same = |k: &String| k.len() == f.len() && k.as_str() == f;
+    if let Some((k, v)) = m.iter().nth(hint.get())
+        && same(k)
+    {
+        return Some(v);
+    }
     if m.len() <= 8 {
-        m.iter()
-            .find(|(k, _)| k.len() == f.len() && k.as_str() == f)
-            .map(|(_, v)| v)
+        let (at, (_, v)) = m.iter().enumerate().find(|(_, (k, _))| same(k))?;
+        hint.set(at);
+        Some(v)
     } else {
         m.get(f)
     }
@@ -491,11 +524,11 @@ fn json_field<'v>(
 
 /// Selects `fields` one after the other from `v` (cel-go's attribute qualification).
 #[inline]
-fn walk<'v>(v: &'v Value, fields: &[std::sync::Arc<str>]) -> Result<&'v Value, Fault> {
+fn walk<'v>(v: &'v Value, fields: &[Arc<str>], hints: &[Hint]) -> Result<&'v Value, Fault> {
     let mut cur = v;
-    for f in fields {
+    for (f, hint) in fields.iter().zip(hints) {
         cur = match cur {
-            Value::Map(m) => match m.get_str(f) {
+            Value::Map(m) => match m.get_str_hinted(f, hint) {
                 Some(x) => x,
                 None => return Err(Fault::new(format!("no such key: {f}"))),
             },

@@ -384,8 +384,7 @@ impl CompiledRule {
             return self.verdict(Err(f));
         }
         let mut ev = Evaluator::in_place(self.slot_count, 0, v, self.budget());
-        let r = ev.eval(&self.root).map_err(|f| self.failure(f));
-        self.verdict(r)
+        self.verdict_of(ev.eval(&self.root), &Redacted::default())
     }
 
     /// The compiled tree (for analyses of the rule as written: spans are the rule text's).
@@ -460,10 +459,24 @@ impl CompiledRule {
     /// Evaluates the rule against an object: a bool result is the verdict, anything else
     /// an error.
     pub fn evaluate(&self, obj: &Object) -> Verdict {
-        withhold(
-            self.verdict(self.evaluate_values(&[&obj.value])),
-            &obj.redacted,
-        )
+        if self.declared != 1 || self.plan_error.is_some() {
+            return withhold(
+                self.verdict(self.evaluate_values(&[&obj.value])),
+                &obj.redacted,
+            );
+        }
+        let mut ev = Evaluator::new(self.slot_count, &[&obj.value], self.budget());
+        self.verdict_of(ev.eval(&self.root), &obj.redacted)
+    }
+
+    /// The verdict of an evaluation's result, read where the evaluation left it.
+    #[inline(always)]
+    fn verdict_of(&self, r: Result<Cow<'_, Value>, Fault>, redacted: &Redacted) -> Verdict {
+        match &r {
+            Ok(v) if matches!(v.as_ref(), Value::Bool(true)) => Verdict::True,
+            Ok(v) if matches!(v.as_ref(), Value::Bool(false)) => Verdict::False,
+            _ => withhold(self.verdict(r.map_err(|f| self.failure(f))), redacted),
+        }
     }
 
     #[inline]

@@ -544,3 +544,54 @@ fn an_object_read_in_place_gives_the_verdict_of_the_object_converted() {
         );
     }
 }
+
+#[test]
+fn a_path_finds_its_fields_whatever_the_order_of_the_last_objects_keys() {
+    let c = compile(
+        "self.status.replicas == 2 && self.status.ready == 1",
+        &Limits::default(),
+    )
+    .expect("compiles");
+    let many: serde_json::Map<String, serde_json::Value> = (0..40)
+        .map(|i| (format!("k{i}"), serde_json::json!(i)))
+        .chain([
+            ("ready".to_string(), serde_json::json!(1)),
+            ("replicas".to_string(), serde_json::json!(2)),
+        ])
+        .collect();
+    let objects = [
+        (
+            serde_json::json!({"status": {"replicas": 2, "ready": 1}}),
+            Verdict::True,
+        ),
+        (
+            serde_json::json!({"status": {"ready": 1, "x": 0, "replicas": 2}}),
+            Verdict::True,
+        ),
+        (
+            serde_json::json!({"a": 0, "status": {"replicas": 3, "ready": 1}}),
+            Verdict::False,
+        ),
+        (serde_json::json!({"status": many}), Verdict::True),
+        (
+            serde_json::json!({"status": {"ready": 1, "replicas": 2}}),
+            Verdict::True,
+        ),
+    ];
+    // Twice over, so that every object meets the hints another one left.
+    for (object, want) in objects.iter().chain(objects.iter()) {
+        assert_eq!(&c.evaluate(&c.object_from_json(object)), want, "{object}");
+        assert_eq!(&c.evaluate(&Object::from_json(object)), want, "{object}");
+        assert_eq!(&c.evaluate_json(object), want, "{object}");
+    }
+    let missing = serde_json::json!({"status": {"ready": 1}});
+    for v in [
+        c.evaluate(&c.object_from_json(&missing)),
+        c.evaluate_json(&missing),
+    ] {
+        assert!(
+            matches!(&v, Verdict::Error(e) if e.message == "no such key: replicas"),
+            "{v:?}"
+        );
+    }
+}

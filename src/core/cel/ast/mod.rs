@@ -63,6 +63,8 @@ pub enum Kind {
         fields: Box<[Arc<str>]>,
         /// Cost units of comparing the long field names (one per 64 bytes).
         extra: u64,
+        /// Where each field was found last (see [`Hint`]).
+        hints: Box<[Hint]>,
     },
     /// `x in <constant list>` as cel-go's OptOptimize plans it: a lookup in a hash set.
     InSet {
@@ -196,10 +198,31 @@ impl Kind {
             .iter()
             .map(|f| f.len() as u64 / super::cost::BYTES_PER_UNIT)
             .sum();
+        let hints = fields.iter().map(|_| Hint::default()).collect();
         Kind::Path {
             slot,
             fields,
             extra,
+            hints,
+        }
+    }
+}
+
+/// The position in its map where a field of a path was found the last time: objects of one
+/// kind keep their keys in one order, so the next object mostly has it there too, and the
+/// lookup is one comparison (by identity, for an object projected for the rule). Only ever
+/// a guess: a key found there is compared first.
+#[derive(Debug, Default)]
+pub struct Hint(std::sync::atomic::AtomicU16);
+
+impl Hint {
+    pub fn get(&self) -> usize {
+        usize::from(self.0.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    pub fn set(&self, at: usize) {
+        if let Ok(at) = u16::try_from(at) {
+            self.0.store(at, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }

@@ -261,6 +261,32 @@ impl MapValue {
         &self.entries
     }
 
+    /// [`MapValue::get_str`], trying first the position `hint` says, and leaving there
+    /// where the key was found.
+    #[inline(always)]
+    pub fn get_str_hinted(&self, key: &str, hint: &crate::core::cel::ast::Hint) -> Option<&Value> {
+        if let Some((MapKey(Value::String(s)), v)) = self.entries.get(hint.get())
+            && same_str(s, key)
+        {
+            return Some(v);
+        }
+        self.get_str_missed(key, hint)
+    }
+
+    /// [`MapValue::get_str_hinted`] when the hint was wrong.
+    #[inline(never)]
+    fn get_str_missed(&self, key: &str, hint: &crate::core::cel::ast::Hint) -> Option<&Value> {
+        let at = match &self.strings {
+            Some(index) => *index.get(key)?,
+            None => self.entries.iter().position(|(k, _)| match &k.0 {
+                Value::String(s) => same_str(s, key),
+                _ => false,
+            })?,
+        };
+        hint.set(at);
+        Some(&self.entries[at].1)
+    }
+
     /// Looks a string key up without allocating.
     pub fn get_str(&self, key: &str) -> Option<&Value> {
         match &self.strings {
