@@ -2,7 +2,7 @@
 //! use.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
@@ -164,20 +164,30 @@ pub fn kinds() -> impl Iterator<Item = &'static str> {
 }
 
 /// Evaluates the CRDs' x-kubernetes-validations rules with the project's CEL, compiling each
-/// rule once (the CRDs hold a few dozen).
+/// rule once (the CRDs hold a few dozen). The lock is held only to find the rule; the value is
+/// read in place (`evaluate_json`), not converted: the adapter validates every object it
+/// renders, on every reconcile.
 #[derive(Default)]
 pub struct CrdRules {
-    compiled: Mutex<HashMap<String, Option<cel::CompiledRule>>>,
+    compiled: Mutex<HashMap<String, Option<Arc<cel::CompiledRule>>>>,
 }
 
 impl RuleEvaluator for CrdRules {
     fn eval(&self, rule: &str, value: &Value) -> Option<bool> {
-        let mut cache = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
-        let compiled = cache
-            .entry(rule.to_string())
-            .or_insert_with(|| cel::compile(rule, &cel::Limits::default()).ok());
-        let object = cel::Object::from_json(value);
-        match compiled.as_ref()?.evaluate(&object) {
+        let compiled = {
+            let mut cache = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(rule) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = cel::compile(rule, &cel::Limits::default())
+                        .ok()
+                        .map(Arc::new);
+                    cache.insert(rule.to_string(), c.clone());
+                    c
+                }
+            }
+        }?;
+        match compiled.evaluate_json(value) {
             cel::Verdict::True => Some(true),
             cel::Verdict::False => Some(false),
             cel::Verdict::Error(_) | cel::Verdict::BudgetExceeded(_) => None,
