@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::ast::{Func, Kind, Node};
 use super::decls::Overload;
-use super::eval::{EResult, Evaluator, Fault};
+use super::eval::{EResult, Evaluator, Fault, field_of_a_list, no_such_key};
 use super::ext;
 use super::ops::{self, NO_SUCH_OVERLOAD};
 use super::regex::{self, Compiled};
@@ -587,13 +587,11 @@ fn selected<'v>(v: &'v Value, field: &str, test: bool) -> Result<Result<&'v Valu
         Value::Map(m) => match m.get_str(field) {
             found if test => Ok(Err(found.is_some())),
             Some(x) => Ok(Ok(x)),
-            None => Err(Fault::new(format!("no such key: {field}"))),
+            None => Err(no_such_key(field)),
         },
-        Value::List(_) => Err(Fault::new(
-            "unsupported index type 'string' in list".to_string(),
-        )),
+        Value::List(_) => Err(field_of_a_list()),
         _ if test => Ok(Err(false)),
-        _ => Err(Fault::new(format!("no such key: {field}"))),
+        _ => Err(no_such_key(field)),
     }
 }
 
@@ -650,10 +648,10 @@ pub fn index<'v>(
             }
             match m.find(key) {
                 Ok(Some(v)) => Ok(v),
-                Ok(None) => Err(Fault::new(format!("no such key: {}", key_text(key)))),
+                Ok(None) => Err(no_such_key(&key_text(key))),
                 Err(_) => Err(Fault::new(super::eval::UNHASHABLE_BYTES)),
             }
         }
-        _ => Err(Fault::new(format!("no such key: {}", key_text(key)))),
+        _ => Err(no_such_key(&key_text(key))),
     }
 }

@@ -9,7 +9,7 @@ use super::ast::{Comprehension, Hint, Kind, Node};
 use super::call::select;
 use super::cost::{Budget, Resource};
 use super::ops::{self, OpError};
-use super::value::{MapKey, MapValue, Value};
+use super::value::{MapKey, MapValue, Value, same_str};
 
 /// An evaluation error (cel-go wording), or the budget running out.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,17 +128,16 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// An evaluator reading the object in `slot` in place from its JSON: what a rule reads
-    /// through selections is looked up in the JSON and only the values found are converted.
+    /// An evaluator reading the object (slot 0, left unbound) in place from its JSON: what a
+    /// rule reads through selections is looked up in the JSON and only the values found are
+    /// converted.
     pub fn in_place(
         slot_count: usize,
-        slot: usize,
         json: &'a serde_json::Value,
         budget: Budget,
     ) -> Evaluator<'a> {
         let mut ev = Evaluator::new(slot_count, &[], budget);
         ev.in_place = Some(InPlace {
-            slot,
             json,
             converted: HashMap::new(),
         });
@@ -385,7 +384,7 @@ impl<'a> Evaluator<'a> {
     #[inline(never)]
     fn read_in_place(&mut self, slot: usize, fields: &[Arc<str>], hints: &[Hint]) -> EResult<'a> {
         match &mut self.in_place {
-            Some(p) if p.slot == slot => {
+            Some(p) if slot == 0 => {
                 let found = walk_json(p.json, fields, hints)?;
                 Ok(Cow::Owned(p.value(found)))
             }
@@ -419,15 +418,11 @@ impl<'a> Evaluator<'a> {
             Kind::Var(slot) => (*slot, &[][..], &[][..], None),
             _ => return None,
         };
-        let p = self.in_place.as_ref()?;
-        if p.slot != slot
-            || (slot == 0 && self.first.is_some())
-            || self.slots[slot].is_some()
-            || self.memo.is_some()
-        {
+        // (an explanation keeps the operand's value: it evaluates the operand node itself)
+        if slot != 0 || self.memo.is_some() {
             return None;
         }
-        let json = p.json;
+        let json = self.in_place.as_ref()?.json;
         Some((|| {
             self.tick()?;
             if let Some(units) = path_cost {
@@ -440,24 +435,20 @@ impl<'a> Evaluator<'a> {
                 serde_json::Value::Object(m) => match json_field(m, field, &Hint::default()) {
                     found if test => Ok(Cow::Owned(Value::Bool(found.is_some()))),
                     Some(x) => Ok(Cow::Owned(p.value(x))),
-                    None => Err(Fault::new(format!("no such key: {field}"))),
+                    None => Err(no_such_key(field)),
                 },
-                serde_json::Value::Array(_) => Err(Fault::new(
-                    "unsupported index type 'string' in list".to_string(),
-                )),
+                serde_json::Value::Array(_) => Err(field_of_a_list()),
                 _ if test => Ok(Cow::Owned(Value::Bool(false))),
-                _ => Err(Fault::new(format!("no such key: {field}"))),
+                _ => Err(no_such_key(field)),
             }
         })())
     }
 }
 
 /// An object given as JSON, read where a rule reads it (see `CompiledRule::evaluate_json`):
-/// the object's slot, the object, and what was converted of it, by the address of the JSON
-/// value (each text, list or map converted at most once per evaluation, however often a loop
-/// reads it).
+/// the object (slot 0), and what was converted of it, by the address of the JSON value (each
+/// text, list or map converted at most once per evaluation, however often a loop reads it).
 pub(super) struct InPlace<'a> {
-    slot: usize,
     json: &'a serde_json::Value,
     converted: HashMap<usize, Value>,
 }
@@ -489,12 +480,10 @@ fn walk_json<'v>(
         cur = match cur {
             serde_json::Value::Object(m) => match json_field(m, f, hint) {
                 Some(x) => x,
-                None => return Err(Fault::new(format!("no such key: {f}"))),
+                None => return Err(no_such_key(f)),
             },
-            serde_json::Value::Array(_) => {
-                return Err(Fault::new("unsupported index type 'string' in list"));
-            }
-            _ => return Err(Fault::new(format!("no such key: {f}"))),
+            serde_json::Value::Array(_) => return Err(field_of_a_list()),
+            _ => return Err(no_such_key(f)),
         };
     }
     Ok(cur)
@@ -507,14 +496,13 @@ fn json_field<'v>(
     f: &str,
     hint: &Hint,
 ) -> Option<&'v serde_json::Value> {
-    let same = |k: &String| k.len() == f.len() && k.as_str() == f;
     if let Some((k, v)) = m.iter().nth(hint.get())
-        && same(k)
+        && same_str(k, f)
     {
         return Some(v);
     }
     if m.len() <= 8 {
-        let (at, (_, v)) = m.iter().enumerate().find(|(_, (k, _))| same(k))?;
+        let (at, (_, v)) = m.iter().enumerate().find(|(_, (k, _))| same_str(k, f))?;
         hint.set(at);
         Some(v)
     } else {
@@ -530,15 +518,23 @@ fn walk<'v>(v: &'v Value, fields: &[Arc<str>], hints: &[Hint]) -> Result<&'v Val
         cur = match cur {
             Value::Map(m) => match m.get_str_hinted(f, hint) {
                 Some(x) => x,
-                None => return Err(Fault::new(format!("no such key: {f}"))),
+                None => return Err(no_such_key(f)),
             },
-            Value::List(_) => {
-                return Err(Fault::new("unsupported index type 'string' in list"));
-            }
-            _ => return Err(Fault::new(format!("no such key: {f}"))),
+            Value::List(_) => return Err(field_of_a_list()),
+            _ => return Err(no_such_key(f)),
         };
     }
     Ok(cur)
+}
+
+/// cel-go's error for a field missing from a map (or selected from a scalar).
+pub(super) fn no_such_key(field: &str) -> Fault {
+    Fault::new(format!("no such key: {field}"))
+}
+
+/// cel-go's error for a field selected from a list.
+pub(super) fn field_of_a_list() -> Fault {
+    Fault::new("unsupported index type 'string' in list")
 }
 
 pub const UNHASHABLE_BYTES: &str =

@@ -383,7 +383,7 @@ impl CompiledRule {
         if let Some(f) = self.plan_failure() {
             return self.verdict(Err(f));
         }
-        let mut ev = Evaluator::in_place(self.slot_count, 0, v, self.budget());
+        let mut ev = Evaluator::in_place(self.slot_count, v, self.budget());
         self.verdict_of(ev.eval(&self.root), &Redacted::default())
     }
 

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::ast::{Kind, Node};
-use super::value::{MapKey, MapValue, Value};
+use super::value::{MapKey, MapValue, Value, same_str};
 
 /// What of the object a rule reads.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,9 +156,7 @@ fn field<'r>(
     name: &str,
 ) -> Option<(&'r Arc<str>, &'r Reads)> {
     if fields.len() <= 8 {
-        fields
-            .iter()
-            .find(|(k, _)| k.len() == name.len() && ***k == *name)
+        fields.iter().find(|(k, _)| same_str(k, name))
     } else {
         fields.get_key_value(name)
     }

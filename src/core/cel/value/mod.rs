@@ -131,7 +131,7 @@ impl Hash for MapKey {
 /// String equality that first tries identity: a projected object's keys are the rule's
 /// own field names (see `project`), so a rule's lookups mostly match without comparing bytes.
 #[inline(always)]
-fn same_str(a: &str, b: &str) -> bool {
+pub(in crate::core::cel) fn same_str(a: &str, b: &str) -> bool {
     a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
 }
 
@@ -276,24 +276,23 @@ impl MapValue {
     /// [`MapValue::get_str_hinted`] when the hint was wrong.
     #[inline(never)]
     fn get_str_missed(&self, key: &str, hint: &crate::core::cel::ast::Hint) -> Option<&Value> {
-        let at = match &self.strings {
-            Some(index) => *index.get(key)?,
-            None => self.entries.iter().position(|(k, _)| match &k.0 {
-                Value::String(s) => same_str(s, key),
-                _ => false,
-            })?,
-        };
+        let at = self.position_str(key)?;
         hint.set(at);
         Some(&self.entries[at].1)
     }
 
     /// Looks a string key up without allocating.
     pub fn get_str(&self, key: &str) -> Option<&Value> {
+        self.position_str(key).map(|i| &self.entries[i].1)
+    }
+
+    /// Where the string key `key` is.
+    fn position_str(&self, key: &str) -> Option<usize> {
         match &self.strings {
-            Some(index) => index.get(key).map(|&i| &self.entries[i].1),
-            None => self.entries.iter().find_map(|(k, v)| match &k.0 {
-                Value::String(s) if same_str(s, key) => Some(v),
-                _ => None,
+            Some(index) => index.get(key).copied(),
+            None => self.entries.iter().position(|(k, _)| match &k.0 {
+                Value::String(s) => same_str(s, key),
+                _ => false,
             }),
         }
     }
