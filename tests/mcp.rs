@@ -454,6 +454,20 @@ impl Raw {
         stdin.flush().unwrap();
     }
 
+    /// Sends a line in pieces, pausing between them, as a client's writes may reach the
+    /// server.
+    fn send_in_pieces(&mut self, line: &[u8], pieces: usize) {
+        let stdin = self.stdin.as_mut().unwrap();
+        let size = line.len().div_ceil(pieces);
+        for piece in line.chunks(size) {
+            stdin.write_all(piece).unwrap();
+            stdin.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
     fn next(&self) -> Value {
         let line = self
             .lines
@@ -613,6 +627,28 @@ fn the_readmes_example_conversation_is_what_the_server_answers() {
         }
     }
     assert!(id >= 3, "the example makes its calls");
+    assert_eq!(raw.close(), Some(0));
+}
+
+/// The server reads a message whose line comes in several writes, while it is busy sending
+/// the answer to the one before (its read is then dropped and taken up again).
+#[test]
+fn a_message_written_in_pieces_is_read_whole_while_answers_go_out() {
+    let d = dump();
+    let mut raw = Raw::start(&["mcp", "--from", d.to_str().unwrap()]);
+    raw.initialize();
+    for id in 1..=30u32 {
+        let (tool, arguments) = if id % 2 == 0 {
+            ("explain", json!({"code": "KSM629"}))
+        } else {
+            ("tree", json!({}))
+        };
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+        raw.send_in_pieces(request.to_string().as_bytes(), 3);
+        let r = raw.next();
+        assert_eq!(r["id"], id, "{r}");
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
     assert_eq!(raw.close(), Some(0));
 }
 
