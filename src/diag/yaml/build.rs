@@ -8,6 +8,7 @@
 //! error) is at most `max_depth` collections deep, aliases included: every later recursion
 //! over it (conversion, drop, lint checks) is bounded too.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -167,12 +168,16 @@ impl Builder {
             Event::Scalar(text, style, anchor, tag) => {
                 let style = Style::of(style);
                 let value = resolve_tagged(&text, style, tag.as_deref());
+                // The scanner's buffer has room for more (a plain scalar's is over 100
+                // bytes): kept, a document of short scalars would take several times its
+                // size. Copied rather than shrunk in place, so the buffer freed is the one
+                // the next scalar is scanned into, not a hole the size of the rest.
+                let text = match text {
+                    Cow::Owned(t) if t.capacity() > t.len() => t.as_str().to_owned(),
+                    t => t.into_owned(),
+                };
                 let node = Node {
-                    kind: NodeKind::Scalar(Scalar {
-                        text: text.into_owned(),
-                        style,
-                        value,
-                    }),
+                    kind: NodeKind::Scalar(Scalar { text, style, value }),
                     span: start..end(),
                 };
                 self.add(node, anchor, 0);

@@ -315,6 +315,32 @@ mod tests {
         assert!(v["g"].is_f64());
     }
 
+    /// A parsed scalar holds its text and no more: the scanner's buffers have room for over
+    /// 100 bytes, which kept would make a document of short scalars take several times its
+    /// size (and the node budget's memory bound with it).
+    #[test]
+    fn scalars_hold_no_room_beyond_their_text() {
+        let (_, d, e) = docs("- a\n- 'b'\n- \"c\"\n- |\n  d\n- k: v\n- ''\n");
+        assert!(e.is_none(), "{e:?}");
+        fn walk(node: &Node, seen: &mut usize) {
+            match &node.kind {
+                NodeKind::Scalar(s) => {
+                    *seen += 1;
+                    assert_eq!(s.text.capacity(), s.text.len(), "{:?}", s.text);
+                }
+                NodeKind::Seq(items) => items.iter().for_each(|n| walk(n, seen)),
+                NodeKind::Map(entries) => entries.iter().for_each(|(k, v)| {
+                    walk(k, seen);
+                    walk(v, seen);
+                }),
+                NodeKind::Anchor(n) | NodeKind::Alias(n) => walk(n, seen),
+            }
+        }
+        let mut seen = 0;
+        walk(d[0].root.as_ref().unwrap(), &mut seen);
+        assert_eq!(seen, 7);
+    }
+
     #[test]
     fn keeps_multiple_documents_and_their_starts() {
         let (src, d, e) = docs("a: 1\n---\nb: 2\n---\n# empty\n");
