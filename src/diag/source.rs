@@ -7,7 +7,7 @@
 //! by the loader): excerpts are cut from [`Source::masked_text`], where they are starred out.
 
 use std::ops::Range;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Lines longer than this (bytes) are never shown in excerpts: minified JSON is unreadable
 /// there.
@@ -18,7 +18,10 @@ pub const MAX_SHOWN_LINE: usize = 1000;
 pub struct Source {
     name: String,
     text: String,
-    line_starts: Vec<usize>,
+    /// Where each line starts, found on first use: a file that parses without a finding
+    /// never needs them (the loader takes ASCII offsets from the parser), and a huge one
+    /// refused by a budget builds them only after its parse is dropped.
+    line_starts: OnceLock<Vec<usize>>,
     /// Lines of the original file before `text` (an [`Source::excerpt`]; 0 for a whole file):
     /// lines are numbered as in the file.
     line_base: usize,
@@ -48,13 +51,11 @@ pub struct LineCol {
 impl Source {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Arc<Source> {
         let text = text.into();
-        let mut line_starts = vec![0];
-        line_starts.extend(memchr_newlines(&text));
         Arc::new(Source {
             name: name.into(),
             ascii: text.is_ascii(),
             text,
-            line_starts,
+            line_starts: OnceLock::new(),
             line_base: 0,
             col_base: 0,
             partial: false,
@@ -73,14 +74,14 @@ impl Source {
     pub fn excerpt(&self, span: Range<usize>, context: usize) -> (Arc<Source>, Range<usize>) {
         let span = self.clamp(span);
         let (first, last) = (self.line_index(span.start), self.line_index(span.end));
-        let last_line = self.line_starts.len() - 1;
+        let last_line = self.line_starts().len() - 1;
         let long = |i: usize| {
             let line = &self.text[self.line_range(i)];
             line.trim_end_matches(['\n', '\r']).len() > MAX_SHOWN_LINE
         };
         let near = first.saturating_sub(1)..=(last + 1).min(last_line);
         let (range, line_base, col_base, partial) = if near.clone().any(long) {
-            let before = self.text[self.line_starts[first]..span.start]
+            let before = self.text[self.line_starts()[first]..span.start]
                 .chars()
                 .count();
             (span.clone(), first, before, true)
@@ -93,12 +94,10 @@ impl Source {
             while hi < last_line && hi - last < context && !long(hi + 1) {
                 hi += 1;
             }
-            let range = self.line_starts[lo]..self.line_range(hi).end;
+            let range = self.line_starts()[lo]..self.line_range(hi).end;
             (range, lo, 0, false)
         };
         let text = &self.text[range.clone()];
-        let mut line_starts = vec![0];
-        line_starts.extend(memchr_newlines(text));
         let hidden = self.hidden.lock().unwrap_or_else(PoisonError::into_inner);
         let ranges = hidden
             .ranges
@@ -111,7 +110,7 @@ impl Source {
             name: self.name.clone(),
             ascii: text.is_ascii(),
             text: text.to_string(),
-            line_starts,
+            line_starts: OnceLock::new(),
             line_base: self.line_base + line_base,
             col_base: col_base + first_col,
             partial: self.partial || partial,
@@ -126,13 +125,11 @@ impl Source {
     /// A piece of a file's text known only by where it starts: a partial excerpt that
     /// numbers its position as the file does.
     pub fn fragment(name: &str, text: &str, start: LineCol) -> Arc<Source> {
-        let mut line_starts = vec![0];
-        line_starts.extend(memchr_newlines(text));
         Arc::new(Source {
             name: name.to_string(),
             ascii: text.is_ascii(),
             text: text.to_string(),
-            line_starts,
+            line_starts: OnceLock::new(),
             line_base: start.line.saturating_sub(1),
             col_base: start.column.saturating_sub(1),
             partial: true,
@@ -145,11 +142,22 @@ impl Source {
         self.partial
     }
 
+    /// Where each line starts (the first at 0), found once.
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            let breaks = self.text.bytes().filter(|&b| b == b'\n').count();
+            let mut starts = Vec::with_capacity(breaks + 1);
+            starts.push(0);
+            starts.extend(newlines(&self.text));
+            starts
+        })
+    }
+
     /// The byte range of the line at `index` (into `line_starts`), with its line break.
     fn line_range(&self, index: usize) -> Range<usize> {
-        let start = self.line_starts[index];
+        let start = self.line_starts()[index];
         let end = self
-            .line_starts
+            .line_starts()
             .get(index + 1)
             .copied()
             .unwrap_or(self.text.len());
@@ -158,7 +166,7 @@ impl Source {
 
     /// The 0-based index (into `line_starts`) of the line holding a byte offset.
     fn line_index(&self, offset: usize) -> usize {
-        match self.line_starts.binary_search(&offset) {
+        match self.line_starts().binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i - 1,
         }
@@ -213,16 +221,26 @@ impl Source {
         hidden.masked.clone()
     }
 
+    /// Byte offset of a saphyr marker of this source's text: its character index where
+    /// characters are bytes (an ASCII text that starts its file), so no line need be found;
+    /// else from its line and column ([`Source::offset_of`]).
+    pub fn offset_of_marker(&self, index: usize, line: usize, col_chars: usize) -> usize {
+        if self.ascii && self.line_base == 0 && self.col_base == 0 {
+            return index.min(self.text.len());
+        }
+        self.offset_of(line, col_chars)
+    }
+
     /// Byte offset of a saphyr marker (1-based line, 0-based column in characters).
     pub fn offset_of(&self, line: usize, col_chars: usize) -> usize {
         let Some(index) = self.local_line(line.max(1)) else {
             return 0;
         };
-        let Some(&start) = self.line_starts.get(index) else {
+        let Some(&start) = self.line_starts().get(index) else {
             return self.text.len();
         };
         let end = self
-            .line_starts
+            .line_starts()
             .get(index + 1)
             .copied()
             .unwrap_or(self.text.len());
@@ -246,7 +264,7 @@ impl Source {
     pub fn line_col(&self, offset: usize) -> LineCol {
         let offset = self.floor_char_boundary(offset.min(self.text.len()));
         let line_idx = self.line_index(offset);
-        let start = self.line_starts[line_idx];
+        let start = self.line_starts()[line_idx];
         let before = if line_idx == 0 { self.col_base } else { 0 };
         LineCol {
             line: self.line_base + line_idx + 1,
@@ -258,12 +276,12 @@ impl Source {
     pub fn line_text(&self, line: usize) -> &str {
         let Some(&start) = self
             .local_line(line)
-            .and_then(|index| self.line_starts.get(index))
+            .and_then(|index| self.line_starts().get(index))
         else {
             return "";
         };
         let end = self
-            .line_starts
+            .line_starts()
             .get(line - self.line_base)
             .copied()
             .unwrap_or(self.text.len());
@@ -299,7 +317,7 @@ impl Source {
     }
 }
 
-fn memchr_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
+fn newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
     text.bytes()
         .enumerate()
         .filter(|&(_, b)| b == b'\n')

@@ -50,7 +50,7 @@ pub fn for_each_document(
                 };
                 return Some(YamlError {
                     message,
-                    offset: source.offset_of(m.line(), m.col()),
+                    offset: source.offset_of_marker(m.index(), m.line(), m.col()),
                 });
             }
         };
@@ -119,8 +119,9 @@ impl Builder {
         event: Event<'_>,
         span: Span,
     ) -> Result<Option<DocEvent>, YamlError> {
-        let start = source.offset_of(span.start.line(), span.start.col());
-        let end = || source.offset_of(span.end.line(), span.end.col());
+        let at = |m: saphyr_parser::Marker| source.offset_of_marker(m.index(), m.line(), m.col());
+        let start = at(span.start);
+        let end = || at(span.end);
         if matches!(
             event,
             Event::Scalar(..)

@@ -341,6 +341,79 @@ mod tests {
         assert_eq!(seen, 7);
     }
 
+    /// Every marker saphyr gives for `text` (events' spans, or the error's), as the byte
+    /// offset its character index says and the one its line and column say.
+    fn marker_offsets(text: &str) -> Vec<(usize, usize)> {
+        let src = Source::new("t.yaml", text);
+        let by_line = |m: saphyr_parser::Marker| src.offset_of(m.line(), m.col());
+        let mut out = Vec::new();
+        for event in saphyr_parser::Parser::new_from_str(text) {
+            match event {
+                Ok((_, span)) => {
+                    for m in [span.start, span.end] {
+                        out.push((
+                            src.offset_of_marker(m.index(), m.line(), m.col()),
+                            by_line(m),
+                        ));
+                    }
+                }
+                Err(e) => {
+                    let m = *e.marker();
+                    out.push((
+                        src.offset_of_marker(m.index(), m.line(), m.col()),
+                        by_line(m),
+                    ));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// The loader takes an ASCII file's offsets from the parser's character index instead of
+    /// its lines: both say the same for every marker of every file of testdata/ and of texts
+    /// with CRLF, tabs, flow collections, block scalars, comments, documents and errors.
+    #[test]
+    fn a_markers_index_and_its_line_and_column_give_one_offset() {
+        let mut texts: Vec<String> = [
+            "a: 1\r\nb:\r\n  - x\r\n  - {c: d, e: [f, g]}\r\n",
+            "# c\n---\nk: |\n  one\n  two\n\nm: >-\n  folded\n  text\n...\n---\n- 'q\n  r'\n- \"s\\\"t\"\n",
+            "a:\t1\nb: [1,\n  2]\nc: &x {y: z}\nd: *x\n",
+            "no: newline at end",
+            "a: b: c\n",
+            "a: [1, 2\n",
+            "\n\n\n  - x\n  - y\n",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut dirs = vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if matches!(
+                    path.extension().and_then(|e| e.to_str()),
+                    Some("yaml" | "yml" | "json")
+                ) && let Ok(text) = std::fs::read_to_string(&path)
+                    && text.is_ascii()
+                    && text.len() < 1 << 20
+                {
+                    texts.push(text);
+                }
+            }
+        }
+        assert!(texts.len() > 100, "testdata/ read: {}", texts.len());
+        let mut markers = 0;
+        for text in &texts {
+            for (by_index, by_line) in marker_offsets(text) {
+                markers += 1;
+                assert_eq!(by_index, by_line, "in {text:?}");
+            }
+        }
+        assert!(markers > 10_000, "{markers}");
+    }
+
     #[test]
     fn keeps_multiple_documents_and_their_starts() {
         let (src, d, e) = docs("a: 1\n---\nb: 2\n---\n# empty\n");
