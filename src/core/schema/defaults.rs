@@ -14,8 +14,7 @@ impl Schema {
     /// Prunes unknown fields and applies defaults, in place; returns the paths pruned.
     pub fn default_and_prune(&self, value: &mut Value) -> Vec<Vec<PathSeg>> {
         let mut pruned = Vec::new();
-        let mut path = Vec::new();
-        walk(&self.root, value, &mut path, true, &mut pruned);
+        walk(&self.root, value, None, true, &mut pruned);
         pruned
     }
 }
@@ -37,21 +36,51 @@ impl Crd {
 /// The top-level fields every resource (and every embedded resource) keeps.
 const RESOURCE_META: &[&str] = &["apiVersion", "kind", "metadata"];
 
+/// Where the walk is, borrowed from the value: made into a path only for what is pruned.
+#[derive(Clone, Copy)]
+struct Crumb<'a> {
+    seg: Seg<'a>,
+    up: Option<&'a Crumb<'a>>,
+}
+
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The path of `key` under `at`.
+fn path_of(at: Option<&Crumb<'_>>, key: &str) -> Vec<PathSeg> {
+    let mut path = vec![PathSeg::Key(key.to_string())];
+    let mut at = at;
+    while let Some(c) = at {
+        path.push(match c.seg {
+            Seg::Key(k) => PathSeg::Key(k.to_string()),
+            Seg::Index(i) => PathSeg::Index(i),
+        });
+        at = c.up;
+    }
+    path.reverse();
+    path
+}
+
 fn walk(
     node: &Node,
     value: &mut Value,
-    path: &mut Vec<PathSeg>,
+    at: Option<&Crumb<'_>>,
     resource: bool,
     pruned: &mut Vec<Vec<PathSeg>>,
 ) {
     match value {
-        Value::Object(map) => object(node, map, path, resource, pruned),
+        Value::Object(map) => object(node, map, at, resource, pruned),
         Value::Array(items) => {
             if let Some(item) = node.items.as_deref() {
                 for (i, v) in items.iter_mut().enumerate() {
-                    path.push(PathSeg::Index(i));
-                    walk(item, v, path, item.embedded, pruned);
-                    path.pop();
+                    let here = Crumb {
+                        seg: Seg::Index(i),
+                        up: at,
+                    };
+                    walk(item, v, Some(&here), item.embedded, pruned);
                 }
             }
         }
@@ -62,31 +91,25 @@ fn walk(
 fn object(
     node: &Node,
     map: &mut Map<String, Value>,
-    path: &mut Vec<PathSeg>,
+    at: Option<&Crumb<'_>>,
     resource: bool,
     pruned: &mut Vec<Vec<PathSeg>>,
 ) {
     let keeps_unknown = node.preserve_unknown || matches!(node.additional, Additional::Any);
     // Prune: unknown fields, and non-nullable nulls without a default.
-    let keys: Vec<String> = map.keys().cloned().collect();
-    for k in keys {
+    map.retain(|k, v| {
         if resource && RESOURCE_META.contains(&k.as_str()) {
-            continue;
+            return true;
         }
-        let schema = node.schema_for_field(&k);
-        let remove = match schema {
-            None => !keeps_unknown,
-            Some(s) => map[&k].is_null() && !s.nullable && s.default.is_none(),
-        };
-        if remove {
-            map.shift_remove(&k);
-            if schema.is_none() {
-                let mut p = path.clone();
-                p.push(PathSeg::Key(k));
-                pruned.push(p);
+        match node.schema_for_field(k) {
+            None if keeps_unknown => true,
+            None => {
+                pruned.push(path_of(at, k));
+                false
             }
+            Some(s) => !(v.is_null() && !s.nullable && s.default.is_none()),
         }
-    }
+    });
     // Default: a missing property (or a non-nullable null) takes its default.
     for (k, prop) in &node.properties {
         let Some(default) = &prop.default else {
@@ -106,9 +129,11 @@ fn object(
             continue;
         }
         if let Some(s) = node.schema_for_field(k) {
-            path.push(PathSeg::Key(k.clone()));
-            walk(s, v, path, s.embedded, pruned);
-            path.pop();
+            let here = Crumb {
+                seg: Seg::Key(k),
+                up: at,
+            };
+            walk(s, v, Some(&here), s.embedded, pruned);
         }
     }
 }
@@ -157,14 +182,19 @@ mod tests {
     fn unknown_fields_and_null_are_pruned() {
         let mut v = json!({"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "a"},
             "spec": {"nope": 1, "name": null, "tier": null, "free": {"any": 1},
-                "labels": {"a": "b"}}, "extra": true});
+                "labels": {"a": "b"}, "list": [{}, {"bogus": 1, "action": "x"}],
+                "opts": {"deep": {"er": 1}}}, "extra": true});
         let pruned = schema().default_and_prune(&mut v);
         let mut shown: Vec<String> = pruned
             .iter()
             .map(|p| super::super::format_path(p))
             .collect();
         shown.sort();
-        assert_eq!(shown, ["extra", "spec.nope"]);
+        assert_eq!(
+            shown,
+            ["extra", "spec.list[1].bogus", "spec.nope", "spec.opts.deep"]
+        );
+        assert_eq!(v["spec"]["list"][1], json!({"action": "x"}));
         assert_eq!(v["spec"]["tier"], 100);
         assert!(v["spec"].get("name").is_none());
         assert_eq!(v["spec"]["free"], json!({"any": 1}));
