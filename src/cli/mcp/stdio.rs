@@ -255,15 +255,23 @@ mod tests {
         (t, client_out, client_in)
     }
 
+    /// A client reading the transport's output to its end, as it comes.
+    fn read_all(mut output: DuplexStream) -> tokio::task::JoinHandle<Vec<serde_json::Value>> {
+        tokio::spawn(async move {
+            let mut out = Vec::new();
+            output.read_to_end(&mut out).await.unwrap();
+            out.split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(|l| serde_json::from_slice(l).unwrap())
+                .collect()
+        })
+    }
+
     /// Every reply the transport wrote, once it is dropped.
-    async fn replies(t: Test, mut output: DuplexStream) -> Vec<serde_json::Value> {
+    async fn replies(t: Test, output: DuplexStream) -> Vec<serde_json::Value> {
+        let client = read_all(output);
         drop(t);
-        let mut out = Vec::new();
-        output.read_to_end(&mut out).await.unwrap();
-        out.split(|b| *b == b'\n')
-            .filter(|l| !l.is_empty())
-            .map(|l| serde_json::from_slice(l).unwrap())
-            .collect()
+        client.await.unwrap()
     }
 
     fn runtime() -> tokio::runtime::Runtime {
@@ -360,17 +368,10 @@ mod tests {
                 assert!(t.receive().now_or_never().is_none());
                 tokio::task::yield_now().await;
             }
-            let client = tokio::spawn(async move {
-                let mut out = Vec::new();
-                let mut output = output;
-                output.read_to_end(&mut out).await.unwrap();
-                out
-            });
+            let client = read_all(output);
             assert!(t.receive().await.is_none());
             drop(t);
-            let out = client.await.unwrap();
-            let replies = out.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
-            assert_eq!(replies, lines);
+            assert_eq!(client.await.unwrap().len(), lines);
         });
     }
 
@@ -389,27 +390,18 @@ mod tests {
                     })
                 })
                 .collect();
-            let reader = tokio::spawn(async move {
-                let mut out = Vec::new();
-                let mut output = output;
-                output.read_to_end(&mut out).await.unwrap();
-                out
-            });
+            let reader = read_all(output);
             for r in futures::future::join_all(sends).await {
                 r.unwrap().unwrap();
             }
             t.close().await.unwrap();
             drop(t);
             drop(client);
-            let out = reader.await.unwrap();
-            let ids: Vec<i64> = out
-                .split(|b| *b == b'\n')
-                .filter(|l| !l.is_empty())
-                .map(|l| {
-                    serde_json::from_slice::<serde_json::Value>(l).unwrap()["id"]
-                        .as_i64()
-                        .unwrap()
-                })
+            let ids: Vec<i64> = reader
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r["id"].as_i64().unwrap())
                 .collect();
             assert_eq!(ids.len(), 100);
         });

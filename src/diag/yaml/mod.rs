@@ -345,24 +345,18 @@ mod tests {
     /// offset its character index says and the one its line and column say.
     fn marker_offsets(text: &str) -> Vec<(usize, usize)> {
         let src = Source::new("t.yaml", text);
-        let by_line = |m: saphyr_parser::Marker| src.offset_of(m.line(), m.col());
+        let both = |m: saphyr_parser::Marker| {
+            (
+                src.offset_of_marker(m.index(), m.line(), m.col()),
+                src.offset_of(m.line(), m.col()),
+            )
+        };
         let mut out = Vec::new();
         for event in saphyr_parser::Parser::new_from_str(text) {
             match event {
-                Ok((_, span)) => {
-                    for m in [span.start, span.end] {
-                        out.push((
-                            src.offset_of_marker(m.index(), m.line(), m.col()),
-                            by_line(m),
-                        ));
-                    }
-                }
+                Ok((_, span)) => out.extend([both(span.start), both(span.end)]),
                 Err(e) => {
-                    let m = *e.marker();
-                    out.push((
-                        src.offset_of_marker(m.index(), m.line(), m.col()),
-                        by_line(m),
-                    ));
+                    out.push(both(*e.marker()));
                     break;
                 }
             }
