@@ -33,7 +33,7 @@ impl At for Value {
             .strip_prefix('/')?
             .split('/')
             .try_fold(self, |v, token| match v {
-                Value::Object(m) => m.get(token),
+                Value::Object(m) => field(m, token),
                 // An index as serde_json reads one: no sign, no leading zero.
                 Value::Array(a)
                     if !token.starts_with('+') && (token == "0" || !token.starts_with('0')) =>
@@ -44,6 +44,20 @@ impl At for Value {
             })
     }
 }
+
+/// The member `key` of an object. The maps of Kubernetes objects are small: comparing a
+/// few keys (their lengths first) costs less than hashing `key` with the map's SipHash and
+/// probing its table, which is another allocation away.
+fn field<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= SCANNED_FIELDS {
+        map.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        map.get(key)
+    }
+}
+
+/// Up to how many members an object's member is found by comparing keys.
+const SCANNED_FIELDS: usize = 16;
 
 /// The string at a JSON pointer, or "" (absent, null, or not a string).
 pub(in crate::api) fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -395,6 +409,16 @@ mod tests {
             "/a/l/+1", "/a/l/-1", "/a/l/3", "/a/0", "/a/l/x", "a", "/a/b/c", "/z",
         ] {
             assert_eq!(v.at(p), v.pointer(p), "{p:?}");
+        }
+        // Objects small enough to scan and large enough to hash, keys of one length
+        // included.
+        for size in [0, 1, SCANNED_FIELDS, SCANNED_FIELDS + 1, 40] {
+            let v = Value::Object((0..size).map(|i| (format!("k{i:02}"), json!(i))).collect());
+            for i in 0..=size {
+                let p = format!("/k{i:02}");
+                assert_eq!(v.at(&p), v.pointer(&p), "{size}: {p:?}");
+            }
+            assert_eq!(v.at("/k"), None);
         }
     }
 
