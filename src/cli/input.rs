@@ -200,12 +200,14 @@ pub fn read_source(path: &Path, stdin: &mut dyn Read) -> Result<Arc<Source>, Inp
             return Err(special_file(path, what));
         }
         let file = fs::File::open(path).map_err(|e| InputError::new(&name, io_message(&e)))?;
-        if let Ok(meta) = file.metadata()
-            && meta.len() > MAX_INPUT_BYTES
-        {
-            return Err(too_large(&name, meta.len()));
+        let size = file.metadata().map_or(0, |m| m.len());
+        if size > MAX_INPUT_BYTES {
+            return Err(too_large(&name, size));
         }
-        let mut buf = Vec::new();
+        // Room for the whole file at once (and one byte to see its end), rather than a
+        // buffer that doubles and is copied as it is read; a file that grew since is still
+        // read to its end or the bound.
+        let mut buf = Vec::with_capacity(size as usize + 1);
         file.take(MAX_INPUT_BYTES + 1)
             .read_to_end(&mut buf)
             .map_err(|e| InputError::new(&name, io_message(&e)))?;
@@ -226,10 +228,16 @@ pub fn source_from_bytes(name: String, bytes: Vec<u8>) -> Result<Arc<Source>, In
         ));
     }
     // A UTF-8 byte order mark is allowed (editors on Windows write one); kubectl accepts it.
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    match std::str::from_utf8(body) {
+    let mut bytes = bytes;
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    // The text is the bytes read, not a copy of them (a dump can be tens of megabytes).
+    match String::from_utf8(bytes) {
         Ok(text) => Ok(Source::new(name, text)),
         Err(e) => {
+            let body = e.as_bytes();
+            let e = e.utf8_error();
             let good = &body[..e.valid_up_to()];
             let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
             let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
