@@ -333,7 +333,13 @@ impl<'a> Doctor<'a, '_> {
         profile: ProfileView,
         summary: ClusterSummary,
     ) -> Option<Finding> {
-        let spec = profile.spec().map(|s| with_profile_defaults(p.kind, s))?;
+        let written = profile.spec()?;
+        // Defaulting is a function of the spec: the same text defaults the same (a copy
+        // made by Sveltos is the Profile's spec as stored, so this is the usual case).
+        if summary.profile_spec() == written {
+            return None;
+        }
+        let spec = with_profile_defaults(p.kind, written);
         let copied = with_profile_defaults(p.kind, summary.profile_spec());
         if copied == spec {
             return None;
@@ -534,7 +540,9 @@ impl Doctor<'_, '_> {
 /// server stores it.
 fn with_profile_defaults(kind: ProfileKind, spec: &Value) -> Value {
     let k = kind.kind();
-    let mut o = serde_json::json!({"apiVersion": k.api_version, "kind": k.kind, "spec": spec});
+    let mut o = serde_json::json!({"apiVersion": k.api_version, "kind": k.kind});
+    // A clone, not `json!`'s serialisation of the value into a new one.
+    o["spec"] = spec.clone();
     crate::core::crds::default_and_prune(&mut o);
     o.get_mut("spec").map(Value::take).unwrap_or(Value::Null)
 }
