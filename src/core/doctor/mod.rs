@@ -250,6 +250,12 @@ impl Options {
 
 /// Diagnoses every ServiceSet of the snapshot (within the options' filters).
 pub fn diagnose(objects: &[Value], options: &Options) -> Report {
+    diagnose_on(objects, options, None)
+}
+
+/// [`diagnose`] on `threads` threads (at most one a ServiceSet), or as many as suit the
+/// fleet and the machine.
+fn diagnose_on(objects: &[Value], options: &Options, threads: Option<usize>) -> Report {
     let snap = Snapshot::new(objects);
     let kcm_adapter = provider::kcm_adapter(
         snap.all(kinds::STATE_MANAGEMENT_PROVIDER.kind)
@@ -264,8 +270,8 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
         findings: Vec::new(),
         smp_checked: HashMap::new(),
         kcm_adapter,
-        flux_conflicts,
-        releases,
+        flux_conflicts: &flux_conflicts,
+        releases: &releases,
         unread: HashMap::new(),
     };
     let general: Vec<usize> = options
@@ -280,7 +286,6 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
             i
         })
         .collect();
-    let mut views = Vec::new();
     let mut sets: Vec<ServiceSet> = snap
         .all(kinds::SERVICE_SET.kind)
         .iter()
@@ -297,9 +302,12 @@ pub fn diagnose(objects: &[Value], options: &Options) -> Report {
         })
         .collect();
     sets.sort_by_key(|ss| (ss.namespace(), ss.name()));
-    for ss in sets {
-        views.push(d.service_set(ss));
-    }
+    let threads = threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(sets.len() / SETS_PER_THREAD)
+    });
+    let views = d.service_sets(&sets, threads.clamp(1, sets.len().max(1)));
     let mcs_views = d.multi_cluster_services();
     let mut summary = Summary {
         service_sets: views.len(),
@@ -342,6 +350,9 @@ fn age_of(time: &str, now: DateTime<Utc>) -> Option<Duration> {
     (now - t.with_timezone(&Utc)).to_std().ok()
 }
 
+/// Fewer ServiceSets than this for each thread are diagnosed on one.
+const SETS_PER_THREAD: usize = 64;
+
 pub(crate) struct Doctor<'a, 'o> {
     snap: &'a Snapshot<'a>,
     options: &'o Options,
@@ -353,9 +364,9 @@ pub(crate) struct Doctor<'a, 'o> {
     kcm_adapter: Option<Reference>,
     /// (namespace, ServiceSet, service) → the release or path another ServiceSet of the same
     /// Flux provider owns, as the adapter decides it.
-    flux_conflicts: HashMap<(String, String, String), ownership::Conflict>,
+    flux_conflicts: &'a HashMap<(String, String, String), ownership::Conflict>,
     /// Every HelmRelease and Kustomization of the snapshot, by what it deploys where.
-    releases: HashMap<ownership::Target, Vec<&'a Value>>,
+    releases: &'a HashMap<ownership::Target, Vec<&'a Value>>,
     /// Kinds that could not be read → the finding that says so (cited by every chain that
     /// stops there).
     unread: HashMap<&'static str, usize>,
@@ -432,7 +443,91 @@ fn releases<'a>(snap: &Snapshot<'a>) -> HashMap<ownership::Target, Vec<&'a Value
     out
 }
 
-impl<'a> Doctor<'a, '_> {
+impl<'a, 'o> Doctor<'a, 'o> {
+    /// Each ServiceSet's view, in order. A fleet's ServiceSets are diagnosed on every core,
+    /// each thread a doctor of its own over a contiguous run of them; their findings are then
+    /// put together as one doctor going through them in order would have made them: an SMP's
+    /// findings once, where the first ServiceSet citing it is, and every index renumbered.
+    fn service_sets(&mut self, sets: &[ServiceSet<'a>], threads: usize) -> Vec<ServiceSetView> {
+        if threads <= 1 {
+            return sets.iter().map(|ss| self.service_set(*ss)).collect();
+        }
+        let runs: Vec<_> = std::thread::scope(|scope| {
+            let workers: Vec<_> = sets
+                .chunks(sets.len().div_ceil(threads))
+                .map(|run| {
+                    let mut d = self.fork();
+                    scope.spawn(move || {
+                        let views: Vec<_> = run.iter().map(|ss| d.service_set(*ss)).collect();
+                        (views, d.findings, d.smp_checked)
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        let base = self.findings.len();
+        let mut out = Vec::with_capacity(sets.len());
+        for (views, findings, smp_checked) in runs {
+            // Where each of the run's findings is in the whole; the first `base` are those
+            // every run started with.
+            let mut to: Vec<Option<usize>> = (0..findings.len())
+                .map(|i| (i < base).then_some(i))
+                .collect();
+            for (name, ids) in &smp_checked {
+                if let Some(known) = self.smp_checked.get(name) {
+                    for (mine, whole) in ids.iter().zip(known) {
+                        to[*mine] = Some(*whole);
+                    }
+                }
+            }
+            for (i, f) in findings.into_iter().enumerate().skip(base) {
+                if to[i].is_none() {
+                    self.findings.push(f);
+                    to[i] = Some(self.findings.len() - 1);
+                }
+            }
+            let at = |ids: &mut Vec<usize>| {
+                for i in ids {
+                    *i = to[*i].expect("every finding of a run has its place");
+                }
+            };
+            for (name, mut ids) in smp_checked {
+                self.smp_checked.entry(name).or_insert_with(|| {
+                    at(&mut ids);
+                    ids
+                });
+            }
+            for mut view in views {
+                at(&mut view.findings);
+                for s in &mut view.services {
+                    at(&mut s.findings);
+                }
+                out.push(view);
+            }
+        }
+        out
+    }
+
+    /// A doctor for another thread: what this one has found so far, and the same snapshot.
+    fn fork(&self) -> Doctor<'a, 'o> {
+        Doctor {
+            snap: self.snap,
+            options: self.options,
+            findings: self.findings.clone(),
+            smp_checked: self.smp_checked.clone(),
+            kcm_adapter: self.kcm_adapter.clone(),
+            flux_conflicts: self.flux_conflicts,
+            releases: self.releases,
+            unread: self.unread.clone(),
+        }
+    }
+
     fn push(&mut self, f: Finding) -> usize {
         self.findings.push(f.into());
         self.findings.len() - 1
@@ -582,5 +677,97 @@ impl<'a> Doctor<'a, '_> {
         }
         self.smp_checked.insert(name, out.clone());
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dump(case: &str) -> Vec<Value> {
+        let path = format!(
+            "{}/testdata/doctor/{case}/dump.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect(&path);
+        let loaded = crate::core::objects::load_values(&crate::diag::Source::new(path, text));
+        assert!(
+            loaded.diagnostics.is_empty(),
+            "{case}: {:?}",
+            loaded.diagnostics
+        );
+        loaded.objects.into_iter().map(|o| o.json).collect()
+    }
+
+    fn now() -> DateTime<Utc> {
+        "2026-11-20T12:00:00Z".parse().unwrap()
+    }
+
+    /// The report as it is shown, findings by value where the views cite them.
+    fn shown(r: &Report) -> String {
+        format!("{r:?}")
+    }
+
+    #[test]
+    fn on_several_threads_the_report_is_the_one_of_one_thread() {
+        let root = format!("{}/testdata/doctor", env!("CARGO_MANIFEST_DIR"));
+        let mut cases: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .filter_map(|e| {
+                let e = e.unwrap();
+                e.path()
+                    .join("dump.yaml")
+                    .exists()
+                    .then(|| e.file_name().to_string_lossy().into_owned())
+            })
+            .collect();
+        cases.sort();
+        assert!(cases.len() > 40, "{cases:?}");
+        let options = Options::for_tests(now());
+        for case in &cases {
+            let objects = dump(case);
+            let one = diagnose_on(&objects, &options, Some(1));
+            // As many threads as ServiceSets: every one on its own.
+            let each = diagnose_on(&objects, &options, Some(one.service_sets.len()));
+            assert_eq!(shown(&each), shown(&one), "{case}");
+        }
+    }
+
+    #[test]
+    fn an_smps_findings_are_made_once_however_the_fleet_is_split() {
+        // Forty copies of each ServiceSet of the case: every copy of team-a/prod-eu cites the
+        // suspended SMP's finding, and the copies (their Flux objects absent) have their own.
+        let mut objects = dump("multi-problem");
+        let sets: Vec<Value> = objects
+            .iter()
+            .filter(|o| o["kind"] == "ServiceSet")
+            .cloned()
+            .collect();
+        assert_eq!(sets.len(), 2);
+        for i in 0..40 {
+            for set in &sets {
+                let mut copy = set.clone();
+                let name = format!("{}-{i:02}", copy["metadata"]["name"].as_str().unwrap());
+                copy["metadata"]["name"] = name.into();
+                objects.push(copy);
+            }
+        }
+        let options = Options::for_tests(now());
+        let one = diagnose_on(&objects, &options, Some(1));
+        assert_eq!(one.service_sets.len(), 82);
+        let suspended: Vec<usize> = (0..one.findings.len())
+            .filter(|i| one.findings[*i].code == "KSM603")
+            .collect();
+        assert_eq!(suspended.len(), 1, "{:?}", one.findings);
+        let citing = one
+            .service_sets
+            .iter()
+            .filter(|v| v.findings.contains(&suspended[0]))
+            .count();
+        assert_eq!(citing, 41);
+        for threads in [2, 3, 7, 82] {
+            let split = diagnose_on(&objects, &options, Some(threads));
+            assert_eq!(shown(&split), shown(&one), "{threads} threads");
+        }
     }
 }
