@@ -28,6 +28,8 @@ pub fn values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
     let mut budget = Budget {
         nodes_left: limits.max_total_nodes,
         depth_left: limits.max_depth,
+        members: Vec::new(),
+        items: Vec::new(),
     };
     let mut de = serde_json::Deserializer::from_str(text);
     let mut out = Vec::new();
@@ -41,6 +43,11 @@ pub fn values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
 struct Budget {
     nodes_left: usize,
     depth_left: usize,
+    /// The members of the objects being read, innermost last: an object is made at its
+    /// end with room for exactly its members, instead of growing (and rehashing) as they
+    /// come. Arrays likewise.
+    members: Vec<(String, Value)>,
+    items: Vec<Value>,
 }
 
 impl Budget {
@@ -116,25 +123,30 @@ impl<'de> Visitor<'de> for Seed<'_> {
         let budget = self.0;
         budget.node()?;
         enter(budget)?;
-        let mut items = Vec::new();
+        let start = budget.items.len();
         while let Some(v) = seq.next_element_seed(Seed(budget))? {
-            items.push(v);
+            budget.items.push(v);
         }
         budget.depth_left += 1;
-        Ok(Value::Array(items))
+        Ok(Value::Array(budget.items.drain(start..).collect()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let budget = self.0;
         budget.node()?;
         enter(budget)?;
-        let mut out = Map::new();
+        let start = budget.members.len();
         while let Some(key) = map.next_key::<String>()? {
             budget.node()?;
             let value = map.next_value_seed(Seed(budget))?;
-            out.insert(key, value);
+            budget.members.push((key, value));
         }
         budget.depth_left += 1;
+        let mut out = Map::with_capacity(budget.members.len() - start);
+        // A key given twice keeps its first place and its last value, as `insert` does.
+        for (key, value) in budget.members.drain(start..) {
+            out.insert(key, value);
+        }
         Ok(Value::Object(out))
     }
 }
@@ -164,6 +176,19 @@ mod tests {
         );
         assert_eq!(v[1], json!({"a": {"b": []}}));
         assert_eq!(values("  \n", &Limits::default()), Some(vec![]));
+    }
+
+    #[test]
+    fn members_keep_their_order_and_collections_their_size() {
+        let text = r#"{"z": 1, "a": [1, 2, 3], "m": {"y": [], "b": {}}, "z": 2}"#;
+        let v = values(text, &Limits::default()).unwrap();
+        // A key given twice keeps its first place and its last value.
+        assert_eq!(
+            serde_json::to_string(&v[0]).unwrap(),
+            r#"{"z":2,"a":[1,2,3],"m":{"y":[],"b":{}}}"#
+        );
+        let items = v[0]["a"].as_array().unwrap();
+        assert_eq!(items.capacity(), items.len());
     }
 
     #[test]

@@ -8,14 +8,13 @@
 //! error) is at most `max_depth` collections deep, aliases included: every later recursion
 //! over it (conversion, drop, lint checks) is bounded too.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use saphyr_parser::{Event, Parser, Span};
 
 use super::scalar::resolve_tagged;
-use super::{Document, Limits, Node, NodeKind, Scalar, ScalarValue, Style, YamlError};
+use super::{Document, Limits, Node, NodeKind, Scalar, ScalarValue, Style, YamlError, scalar_text};
 use crate::diag::Source;
 
 /// Parses a YAML stream one document at a time, handing each to `f` as soon as it is
@@ -169,14 +168,7 @@ impl Builder {
             Event::Scalar(text, style, anchor, tag) => {
                 let style = Style::of(style);
                 let value = resolve_tagged(&text, style, tag.as_deref());
-                // The scanner's buffer has room for more (a plain scalar's is over 100
-                // bytes): kept, a document of short scalars would take several times its
-                // size. Copied rather than shrunk in place, so the buffer freed is the one
-                // the next scalar is scanned into, not a hole the size of the rest.
-                let text = match text {
-                    Cow::Owned(t) if t.capacity() > t.len() => t.as_str().to_owned(),
-                    t => t.into_owned(),
-                };
+                let text = scalar_text(text);
                 let node = Node {
                     kind: NodeKind::Scalar(Scalar { text, style, value }),
                     span: start..end(),

@@ -126,6 +126,17 @@ pub enum Style {
     Folded,
 }
 
+/// A scalar's text to keep. The scanner's buffer has room for more (a plain scalar's is
+/// over 100 bytes): kept, a document of short scalars would take several times its size.
+/// Copied rather than shrunk in place, so the buffer freed is the one the next scalar is
+/// scanned into, not a hole the size of the rest.
+fn scalar_text(text: std::borrow::Cow<str>) -> String {
+    match text {
+        std::borrow::Cow::Owned(t) if t.capacity() > t.len() => t.as_str().to_owned(),
+        t => t.into_owned(),
+    }
+}
+
 impl Style {
     fn of(style: saphyr_parser::ScalarStyle) -> Style {
         use saphyr_parser::ScalarStyle;

@@ -14,11 +14,14 @@ use serde_json::{Map, Value};
 
 use super::json::scalar_value;
 use super::scalar::resolve_tagged;
-use super::{Limits, Style};
+use super::{Limits, Style, scalar_text};
 
+/// A collection being read: where its members start in the reader's `items` or `members`
+/// (an object is made at its end with room for exactly its members, instead of growing and
+/// rehashing as they come), and a mapping's key waiting for its value.
 enum Frame {
-    Seq(Vec<Value>),
-    Map(Map<String, Value>, Option<String>),
+    Seq(usize),
+    Map(usize, Option<String>),
 }
 
 /// The documents of `text` as values (empty and `null` documents skipped, as kubectl does),
@@ -28,6 +31,8 @@ pub fn document_values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
     let mut parser = Parser::new_from_str(text);
     let mut docs = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
+    let mut items: Vec<Value> = Vec::new();
+    let mut members: Vec<(String, Value)> = Vec::new();
     let mut root: Option<Value> = None;
     let mut nodes_left = limits.max_total_nodes;
     while let Some(event) = parser.next_event() {
@@ -52,20 +57,27 @@ pub fn document_values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
             }
             Event::SequenceStart(..) => {
                 nodes_left = nodes_left.checked_sub(1)?;
-                stack.push(Frame::Seq(Vec::new()));
+                stack.push(Frame::Seq(items.len()));
                 continue;
             }
             Event::MappingStart(..) => {
                 nodes_left = nodes_left.checked_sub(1)?;
-                stack.push(Frame::Map(Map::new(), None));
+                stack.push(Frame::Map(members.len(), None));
                 continue;
             }
             Event::SequenceEnd => match stack.pop()? {
-                Frame::Seq(items) => Value::Array(items),
+                Frame::Seq(start) => Value::Array(items.drain(start..).collect()),
                 Frame::Map(..) => return None,
             },
             Event::MappingEnd => match stack.pop()? {
-                Frame::Map(map, None) => Value::Object(map),
+                Frame::Map(start, None) => {
+                    let mut map = Map::with_capacity(members.len() - start);
+                    // A key given twice keeps its first place and its last value.
+                    for (k, v) in members.drain(start..) {
+                        map.insert(k, v);
+                    }
+                    Value::Object(map)
+                }
                 _ => return None,
             },
             Event::Scalar(text, style, anchor, tag) => {
@@ -78,21 +90,19 @@ pub fn document_values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
                     if style == ScalarStyle::Plain && text == "<<" {
                         return None;
                     }
-                    *key = Some(text.into_owned());
+                    *key = Some(scalar_text(text));
                     continue;
                 }
                 let style = Style::of(style);
                 let resolved = resolve_tagged(&text, style, tag.as_deref());
-                scalar_value(&resolved, || text.into_owned(), 0, true).ok()?
+                scalar_value(&resolved, || scalar_text(text), 0, true).ok()?
             }
         };
         match stack.last_mut() {
             None => root = Some(value),
-            Some(Frame::Seq(items)) => items.push(value),
-            Some(Frame::Map(map, key)) => match key.take() {
-                Some(k) => {
-                    map.insert(k, value);
-                }
+            Some(Frame::Seq(_)) => items.push(value),
+            Some(Frame::Map(_, key)) => match key.take() {
+                Some(k) => members.push((k, value)),
                 // A collection as a key.
                 None => return None,
             },
@@ -224,6 +234,44 @@ null
         assert_eq!(fast.len(), 2);
         assert_eq!(fast[0]["data"]["dup"], 2);
         assert_eq!(fast[0]["data"]["whole"], 2);
+        // In the same order (maps compare equal in any order), a key given twice where it
+        // was first.
+        assert_eq!(
+            serde_json::to_string(&fast).unwrap(),
+            serde_json::to_string(&through_trees(text)).unwrap()
+        );
+    }
+
+    #[test]
+    fn keys_strings_and_collections_hold_no_room_beyond_their_contents() {
+        let text =
+            "a: {b: text, c: [x, w, z], d: [], e: {}}\nf: long enough to be a plain scalar\n";
+        fn walk(v: &Value, seen: &mut usize) {
+            match v {
+                Value::String(s) => {
+                    assert_eq!(s.capacity(), s.len(), "{s:?}");
+                    *seen += 1;
+                }
+                Value::Array(items) => {
+                    assert_eq!(items.capacity(), items.len(), "{items:?}");
+                    items.iter().for_each(|i| walk(i, seen));
+                }
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        assert_eq!(k.capacity(), k.len(), "{k:?}");
+                        *seen += 1;
+                        walk(v, seen);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut seen = 0;
+        walk(
+            &document_values(text, &Limits::default()).unwrap()[0],
+            &mut seen,
+        );
+        assert_eq!(seen, 11);
     }
 
     #[test]
