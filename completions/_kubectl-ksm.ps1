@@ -189,7 +189,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-ksm' -ScriptBlock {
             [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Only the ServiceSets whose labels match (kubectl''s syntax: a=b,c!=d)')
             [CompletionResult]::new('--stuck-after', '--stuck-after', [CompletionResultType]::ParameterName, 'A service Pending or Provisioning longer than this is stuck (Go duration)')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'The time to judge ages against (RFC 3339); default: now, or for a bundle saved with --save the time it was captured')
-            [CompletionResult]::new('--save', '--save', [CompletionResultType]::ParameterName, 'Write the objects used as a support bundle (YAML; Secret data removed; the capture time recorded for --from): one file, or with a directory (an existing one, or a path ending in /) files of at most 16 MiB in it, for a fleet larger than one file may be')
+            [CompletionResult]::new('--save', '--save', [CompletionResultType]::ParameterName, 'Write the objects used as a support bundle (a YAML stream of the objects'' JSON; Secret data removed; the capture time recorded for --from): one file, or with a directory (an existing one, or a path ending in /) files of at most 16 MiB in it, for a fleet larger than one file may be')
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the documentation of a finding code (e.g. KSM609) and exit')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')

@@ -161,7 +161,7 @@ complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l servi
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s l -l selector -d 'Only the ServiceSets whose labels match (kubectl\'s syntax: a=b,c!=d)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l stuck-after -d 'A service Pending or Provisioning longer than this is stuck (Go duration)' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l now -d 'The time to judge ages against (RFC 3339); default: now, or for a bundle saved with --save the time it was captured' -r
-complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l save -d 'Write the objects used as a support bundle (YAML; Secret data removed; the capture time recorded for --from): one file, or with a directory (an existing one, or a path ending in /) files of at most 16 MiB in it, for a fleet larger than one file may be' -r -F
+complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l save -d 'Write the objects used as a support bundle (a YAML stream of the objects\' JSON; Secret data removed; the capture time recorded for --from): one file, or with a directory (an existing one, or a path ending in /) files of at most 16 MiB in it, for a fleet larger than one file may be' -r -F
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -l explain -d 'Print the documentation of a finding code (e.g. KSM609) and exit' -r
 complete -c kubectl-ksm -n "__fish_kubectl_ksm_using_subcommand doctor" -s o -l output -d 'Output format' -r -f -a "human\t'For people: colours, source excerpts, tables'
 json\t'A versioned JSON report'

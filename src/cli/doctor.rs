@@ -63,7 +63,7 @@ pub struct DoctorArgs {
     /// --save the time it was captured
     #[arg(long, value_name = "TIME")]
     pub now: Option<chrono::DateTime<chrono::Utc>>,
-    /// Write the objects used as a support bundle (YAML; Secret data removed; the capture
+    /// Write the objects used as a support bundle (a YAML stream of the objects' JSON; Secret data removed; the capture
     /// time recorded for --from): one file, or with a directory (an existing one, or a path
     /// ending in /) files of at most 16 MiB in it, for a fleet larger than one file may be
     #[arg(long, value_name = "PATH")]
@@ -350,8 +350,10 @@ impl Snapshot {
     }
 }
 
-/// Writes the support bundle: one YAML document per object (a fleet's bundle is read back
-/// within the per-document bound on YAML nodes), each file headed by the capture time. Into
+/// Writes the support bundle: a YAML stream of one document per object, each document the
+/// object's JSON on one line (kubectl reads it as any YAML stream; `--from` reads a stream of JSON
+/// documents with the JSON reader, about twice as fast as block YAML), each file headed by
+/// the capture time. Into
 /// a directory (an existing one, or a path ending in `/`), files of at most
 /// [`SAVED_FILE_BYTES`]; else one file, which must be one that `--from` reads.
 fn save(
@@ -410,13 +412,14 @@ fn save(
     Ok(())
 }
 
-/// The texts of a bundle's files: each the header, then one document per object, a new file
-/// started before one would pass `max` bytes (a file holds one object at least).
+/// The texts of a bundle's files: each the header, then one document per object (its JSON,
+/// on one line), a new file started before one would pass `max` bytes (a file holds one object
+/// at least).
 fn bundle_files(objects: &[Value], header: &str, max: usize) -> Vec<String> {
     let mut files = vec![header.to_string()];
     for o in objects {
         let mut doc = String::from("---\n");
-        yaml::write_document(o, &mut doc);
+        yaml::write_json_document(o, &mut doc);
         let last = files.last_mut().expect("a file");
         if last.len() > header.len() && last.len() + doc.len() > max {
             files.push(header.to_string() + &doc);
@@ -537,7 +540,7 @@ mod tests {
         let cut = bundle_files(&objects, "# h\n", 2 * doc + 8);
         assert_eq!(cut.len(), 3, "{cut:#?}");
         assert!(cut.iter().all(|f| f.starts_with("# h\n---\n")));
-        assert_eq!(cut.concat().matches("kind: ConfigMap").count(), 5);
+        assert_eq!(cut.concat().matches(r#""kind":"ConfigMap""#).count(), 5);
         // A file holds one object at least, however small the bound.
         assert_eq!(bundle_files(&objects, "# h\n", 1).len(), 5);
     }

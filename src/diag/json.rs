@@ -25,6 +25,11 @@ pub fn looks_like_json(text: &str) -> bool {
 /// The values of `text` in order, or `None` when it is not JSON within `limits` (depth and
 /// `max_total_nodes`).
 pub fn values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
+    values_counted(text, limits).map(|(values, _)| values)
+}
+
+/// [`values`], and the nodes they took of `limits.max_total_nodes`.
+pub fn values_counted(text: &str, limits: &Limits) -> Option<(Vec<Value>, usize)> {
     let mut budget = Budget {
         nodes_left: limits.max_total_nodes,
         depth_left: limits.max_depth,
@@ -37,7 +42,7 @@ pub fn values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
     while de.end().is_err() {
         out.push(Seed(&mut budget).deserialize(&mut de).ok()?);
     }
-    Some(out)
+    Some((out, limits.max_total_nodes - budget.nodes_left))
 }
 
 struct Budget {

@@ -77,6 +77,10 @@ pub const TRICKY_STRINGS: &[&str] = &[
     "  indented\nnext",
     "\nleading newline",
     "a\u{2028}b",
+    "a\u{2029}b",
+    "nel\u{85}x",
+    "del\u{7f}c1\u{9f}",
+    "\u{feff}bom",
     "{{ .Cluster.metadata.name }}",
     "http://x:80/a#b",
     "key=value",
@@ -111,6 +115,29 @@ pub const TRICKY_STRINGS: &[&str] = &[
     "- a\n- b\n",
     "key: value\nother: 1\n",
 ];
+
+/// Appends `value` as a YAML document (no `---`) written as its JSON on one line, ending
+/// with a newline. JSON text is YAML once the characters YAML 1.1 readers (kubectl's) take
+/// for line breaks or byte-order marks, or refuse as not printable, are escaped: JSON leaves
+/// them as they are, and they can only be inside strings, where `\uXXXX` means the same to
+/// both. (Lines of JSON between `---` lines: `grep '^{' | jq` reads them too.)
+pub fn write_json_document(value: &Value, out: &mut String) {
+    // A JSON value always serialises: its keys are strings.
+    let json = serde_json::to_string(value).expect("a JSON value");
+    let escaped = |c: char| c.is_control() || matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}');
+    if json.contains(escaped) {
+        for c in json.chars() {
+            if escaped(c) {
+                out.push_str(&format!("\\u{:04X}", c as u32));
+            } else {
+                out.push(c);
+            }
+        }
+    } else {
+        out.push_str(&json);
+    }
+    out.push('\n');
+}
 
 /// Appends `value` as a YAML document (no `---`), ending with a newline.
 pub fn write_document(value: &Value, out: &mut String) {

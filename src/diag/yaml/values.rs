@@ -28,6 +28,9 @@ enum Frame {
 /// or `None` if the tree reader has to read it (see the module's documentation). Nodes are
 /// counted as the tree reader counts them (keys included) against `limits.max_total_nodes`.
 pub fn document_values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
+    if let Some(docs) = json_documents(text, limits) {
+        return Some(docs);
+    }
     let mut parser = Parser::new_from_str(text);
     let mut docs = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
@@ -109,6 +112,54 @@ pub fn document_values(text: &str, limits: &Limits) -> Option<Vec<Value>> {
         }
     }
     Some(docs)
+}
+
+/// The documents of a stream each of which is one JSON object (a `doctor --save` bundle,
+/// `kubectl get -o json` objects put one after the other as YAML documents), read by the
+/// JSON reader; `None` as soon as one document is anything else (its `---` line with more
+/// on it, a directive, a document end marker, text other than one JSON object), and the
+/// stream is read as YAML. JSON text is YAML whose values are the JSON's (kubectl's YAML
+/// decoder gives the same), at the speed of the JSON reader. Nodes are counted as the
+/// JSON reader counts them, against the same budget.
+fn json_documents(text: &str, limits: &Limits) -> Option<Vec<Value>> {
+    let mut docs = Vec::new();
+    let mut nodes_left = limits.max_total_nodes;
+    for body in text.split("\n---\n") {
+        let body = without_comments(body);
+        if body.is_empty() {
+            continue;
+        }
+        if !body.starts_with('{') {
+            return None;
+        }
+        let within = Limits {
+            max_total_nodes: nodes_left,
+            ..*limits
+        };
+        let (mut values, nodes) = crate::diag::json::values_counted(body, &within)?;
+        nodes_left -= nodes;
+        if values.len() != 1 {
+            return None;
+        }
+        docs.push(values.pop()?);
+    }
+    Some(docs)
+}
+
+/// A document's text after the comment and blank lines it starts with (those of the first
+/// document of a stream, or after a `---` line that opens it). A marker or directive line
+/// the split at `\n---\n` leaves inside a document is not JSON: the JSON reader refuses it.
+fn without_comments(mut body: &str) -> &str {
+    loop {
+        let rest = body.trim_start_matches([' ', '\t', '\r', '\n']);
+        if let Some(comment) = rest.strip_prefix('#') {
+            body = comment.split_once('\n').map_or("", |(_, after)| after);
+        } else if rest == "---" || rest.starts_with("---\n") || rest.starts_with("---\r\n") {
+            body = &rest[3..];
+        } else {
+            return rest.trim_end();
+        }
+    }
 }
 
 /// [`document_values`] of a large stream on up to `threads` threads: the text is cut at
@@ -272,6 +323,53 @@ null
             &mut seen,
         );
         assert_eq!(seen, 11);
+    }
+
+    #[test]
+    fn a_stream_of_json_documents_is_read_as_json_with_the_values_of_yaml() {
+        let docs = [
+            r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}"#,
+            "{\n  \"n\": [1, -0, 1.0, 1.5, 1e3, 1E+3, 2.5e-3, 12345678901234567890, -9223372036854775808],\n  \"b\": [true, false, null]\n}",
+            r#"{"s": ["\u00e9\u0001\t\"\\\/", "é", "", "yes", "on", "~", "1e3", "0x1F"], "dup": 1, "dup": {"x": []}}"#,
+        ];
+        let text = format!(
+            "# a header\n# of two lines\n---\n{}\n",
+            docs.join("\n---\n")
+        );
+        let fast = json_documents(&text, &Limits::default()).expect("every document is JSON");
+        assert_eq!(fast.len(), 3);
+        assert_eq!(fast, through_trees(&text));
+        assert_eq!(
+            serde_json::to_string(&fast).unwrap(),
+            serde_json::to_string(&through_trees(&text)).unwrap()
+        );
+        assert_eq!(document_values(&text, &Limits::default()), Some(fast));
+        // Anything else in the stream leaves it to the YAML reader, which reads it all.
+        for other in [
+            format!("{text}---\na: 1\n"),
+            format!("{text}--- {{\"a\": 1}}\n"),
+            format!("{text}...\n"),
+            format!("%YAML 1.2\n---\n{}\n", docs[0]),
+            format!("{text}---\n{{\"a\": 1}} # a comment\n"),
+            format!("{text}---\n[1, 2]\n"),
+            text.replace('\n', "\r\n"),
+        ] {
+            assert_eq!(json_documents(&other, &Limits::default()), None, "{other}");
+            assert_eq!(
+                document_values(&other, &Limits::default()),
+                Some(through_trees(&other)),
+                "{other}"
+            );
+        }
+        // The same node budget: keys and values, as the YAML reader counts them.
+        let one = r#"{"a": 1, "b": [2, 3]}"#;
+        let two = format!("---\n{one}\n---\n{one}\n");
+        let limited = |nodes| Limits {
+            max_total_nodes: nodes,
+            ..Limits::default()
+        };
+        assert!(document_values(&two, &limited(14)).is_some());
+        assert_eq!(document_values(&two, &limited(13)), None);
     }
 
     #[test]
