@@ -1,8 +1,9 @@
 //! `doctor`, `tree` and `trace` reading a dump of a fleet instead of a cluster (`--from`), for
 //! both providers: 2,000 ServiceSets × 5 services over 20 namespaces (benches/support/fleet.rs),
 //! saved the two ways a support engineer receives them: `kubectl get ... -o json` output (JSON
-//! Lists of 1,000 objects) and a `kubectl ksm doctor --save DIR/` bundle (YAML, one document
-//! per object, in files of at most 16 MiB) written by the binary itself from the JSON Lists.
+//! Lists of 1,000 objects) and a `kubectl ksm doctor --save DIR/` bundle (a YAML stream of one
+//! document per object, each its JSON, in files of at most 16 MiB) written by the binary
+//! itself from the JSON Lists.
 //!
 //! Run with `cargo bench --bench from_dump`; it builds the release binary (or takes
 //! `KSM_BENCH_BIN`) and runs it as a separate process. Settings (environment):
@@ -171,7 +172,7 @@ fn main() {
             yaml_bytes as f64 / 1e6,
         );
         println!();
-        println!("| command | JSON Lists | --save bundle (YAML) |");
+        println!("| command | JSON Lists | --save bundle |");
         println!("|---|---:|---:|");
         for (label, args, what) in commands {
             let mut cells = Vec::new();
