@@ -173,6 +173,11 @@ pub fn tree(objects: &[Value], report: &Report, options: &Options) -> Tree {
             service_sets: Vec::new(),
         })
         .collect();
+    // The first of each name, as a scan from the start finds it.
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for (i, c) in clusters.iter().enumerate() {
+        at.entry(c.cluster.clone()).or_insert(i);
+    }
     for view in &report.service_sets {
         let Some(json) = sets.get(&(
             view.service_set.namespace.as_str(),
@@ -189,17 +194,16 @@ pub fn tree(objects: &[Value], report: &Report, options: &Options) -> Tree {
         } else {
             cluster_label(ss.namespace(), ss.cluster())
         };
-        let node = match clusters.iter().position(|c| c.cluster == cluster) {
-            Some(i) => &mut clusters[i],
-            None => {
-                clusters.push(ClusterNode {
-                    missing: cluster != MANAGEMENT,
-                    cluster,
-                    service_sets: Vec::new(),
-                });
-                clusters.last_mut().expect("just pushed")
-            }
-        };
+        // Found by name, not by a scan of the clusters so far: a fleet has thousands.
+        let i = *at.entry(cluster.clone()).or_insert_with(|| {
+            clusters.push(ClusterNode {
+                missing: cluster != MANAGEMENT,
+                cluster,
+                service_sets: Vec::new(),
+            });
+            clusters.len() - 1
+        });
+        let node = &mut clusters[i];
         node.service_sets
             .push(set_node(ss, view, report, options.now));
     }
@@ -292,15 +296,16 @@ fn mcs_node(mcs: ServiceSource, cds: &[&Value], sets: &HashMap<(&str, &str), &Va
     } else {
         mcs.cluster_selector().and_then(Selector::lenient)
     };
-    let status: Vec<MatchingCluster> = mcs.matching_clusters().collect();
+    // kcm's entry for each target, the first one of a target as a scan would find it (a
+    // MultiClusterService of a fleet lists thousands): the management cluster's under None.
+    let mut status: HashMap<Option<(&str, &str)>, MatchingCluster> = HashMap::new();
+    for t in mcs.matching_clusters() {
+        let key = (!t.is_management()).then(|| (t.namespace(), t.name()));
+        status.entry(key).or_insert(t);
+    }
     let status_of = |management: bool, ns: &str, cd: &str| {
-        status.iter().copied().find(|t| {
-            if management {
-                t.is_management()
-            } else {
-                !t.is_management() && t.namespace() == ns && t.name() == cd
-            }
-        })
+        let key = if management { None } else { Some((ns, cd)) };
+        status.get(&key).copied()
     };
     let target = |cluster: String, key: (String, String), entry: Option<MatchingCluster>| Target {
         cluster,
