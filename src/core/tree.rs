@@ -300,8 +300,7 @@ fn mcs_node(mcs: ServiceSource, cds: &[&Value], sets: &HashMap<(&str, &str), &Va
     // MultiClusterService of a fleet lists thousands): the management cluster's under None.
     let mut status: HashMap<Option<(&str, &str)>, MatchingCluster> = HashMap::new();
     for t in mcs.matching_clusters() {
-        let key = (!t.is_management()).then(|| (t.namespace(), t.name()));
-        status.entry(key).or_insert(t);
+        status.entry(t.target()).or_insert(t);
     }
     let status_of = |management: bool, ns: &str, cd: &str| {
         let key = if management { None } else { Some((ns, cd)) };

@@ -117,9 +117,9 @@ pub fn judge(
                 .filter(|s| s.multi_cluster_service() == name)
                 .collect();
             // kcm's own account of the targets: one not deployed with no ServiceSet yet.
+            let targeted: std::collections::HashSet<_> = s.iter().map(|s| s.target()).collect();
             for t in ServiceSource(mcs).matching_clusters() {
-                let has_set = s.iter().any(|s| t.is_target_of(*s));
-                if !has_set {
+                if !targeted.contains(&t.target()) {
                     let target = if t.is_management() {
                         "the management cluster".to_string()
                     } else {

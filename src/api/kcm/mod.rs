@@ -193,6 +193,11 @@ impl<'a> ServiceSet<'a> {
         bool_at(self.0, "/spec/provider/selfManagement").unwrap_or(false)
             || self.cluster().is_empty()
     }
+    /// The cluster it deploys to as [`MatchingCluster::target`] keys it: its
+    /// ClusterDeployment's namespace and name, None for the management cluster.
+    pub fn target(self) -> ClusterTarget<'a> {
+        (!self.self_management()).then(|| (self.namespace(), self.cluster()))
+    }
     /// kcm's pause annotation is set.
     pub fn paused(self) -> bool {
         self.meta().has_annotation(ANNOTATION_PAUSED)
@@ -533,6 +538,10 @@ impl<'a> ServiceSource<'a> {
     }
 }
 
+/// The cluster a ServiceSet deploys to, as an index key: its ClusterDeployment's namespace
+/// and name, None for the management cluster.
+pub type ClusterTarget<'a> = Option<(&'a str, &'a str)>;
+
 /// One `status.matchingClusters[]` entry of a MultiClusterService: a target (a
 /// ClusterDeployment, or the SveltosCluster `mgmt/mgmt` of self-management).
 #[derive(Debug, Clone, Copy)]
@@ -565,16 +574,11 @@ impl<'a> MatchingCluster<'a> {
     pub fn is_management(self) -> bool {
         self.kind() != "ClusterDeployment"
     }
-    /// The entry is the target the ServiceSet deploys to: the management cluster for
-    /// self-management, otherwise its ClusterDeployment.
-    pub fn is_target_of(self, ss: ServiceSet) -> bool {
-        if ss.self_management() {
-            self.is_management()
-        } else {
-            !self.is_management()
-                && self.namespace() == ss.namespace()
-                && self.name() == ss.cluster()
-        }
+    /// The target as an index key (equal to [`ServiceSet::target`] of the ServiceSet that
+    /// deploys to it): its ClusterDeployment's namespace and name, None for
+    /// the management cluster.
+    pub fn target(self) -> ClusterTarget<'a> {
+        (!self.is_management()).then(|| (self.namespace(), self.name()))
     }
     /// The MultiClusterServices a blocked target waits on, with what kcm says of each
     /// (`blockedMessage`: `... waiting on a (ServiceSet not yet created), b (1/2 services
@@ -603,6 +607,30 @@ impl<'a> MatchingCluster<'a> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_target_entry_and_the_service_set_deploying_there_have_one_key() {
+        let entry = |kind: &str, ns: &str, name: &str| json!({"kind": kind, "namespace": ns, "name": name, "deployed": true});
+        let (cd, mgmt) = (
+            entry("ClusterDeployment", "team-a", "prod"),
+            entry("SveltosCluster", "mgmt", "mgmt"),
+        );
+        let set =
+            |spec: Value| json!({"metadata": {"namespace": "team-a", "name": "s"}, "spec": spec});
+        let on_cd = set(json!({"cluster": "prod"}));
+        let self_managed = set(json!({"provider": {"selfManagement": true}, "cluster": "prod"}));
+        let no_cluster = set(json!({}));
+        let other_ns = json!({"metadata": {"namespace": "team-b"}, "spec": {"cluster": "prod"}});
+        assert_eq!(MatchingCluster(&cd).target(), Some(("team-a", "prod")));
+        assert_eq!(MatchingCluster(&mgmt).target(), None);
+        assert_eq!(ServiceSet(&on_cd).target(), MatchingCluster(&cd).target());
+        assert_eq!(ServiceSet(&self_managed).target(), None);
+        assert_eq!(ServiceSet(&no_cluster).target(), None);
+        assert_ne!(
+            ServiceSet(&other_ns).target(),
+            MatchingCluster(&cd).target()
+        );
+    }
 
     #[test]
     fn service_set_view() {

@@ -251,7 +251,7 @@ fn origin_hops(index: &Index, ss: ServiceSet, hops: &mut Vec<Hop>) {
         let mut facts = Facts::default();
         if let Some(m) = mcs {
             let m = ServiceSource(m);
-            let entry = m.matching_clusters().find(|t| t.is_target_of(ss));
+            let entry = index.target(mcs_name, ss);
             facts.add(
                 "matched",
                 match entry {

@@ -15,7 +15,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::api::Object;
-use crate::api::kcm::ServiceSet;
+use crate::api::kcm::{ClusterTarget, MatchingCluster, ServiceSet, ServiceSource};
 use crate::api::kinds::{self, Kind};
 use crate::api::naming::label_value;
 use crate::api::sveltos::{ClusterSummary, ProfileKind};
@@ -148,6 +148,9 @@ struct Index<'a> {
     snap: Snapshot<'a>,
     /// (Profile or ClusterProfile, its name) -> ClusterSummaries.
     summaries: HashMap<(ProfileKind, &'a str), Vec<&'a Value>>,
+    /// (MultiClusterService, target) -> kcm's `status.matchingClusters` entry for it, the
+    /// first of a target (a MultiClusterService of a fleet lists thousands).
+    targets: HashMap<(&'a str, ClusterTarget<'a>), MatchingCluster<'a>>,
 }
 
 impl<'a> Index<'a> {
@@ -159,7 +162,23 @@ impl<'a> Index<'a> {
                 summaries.entry(profile).or_default().push(*cs);
             }
         }
-        Index { snap, summaries }
+        let mut targets = HashMap::new();
+        for m in snap.all(kinds::MULTI_CLUSTER_SERVICE.kind) {
+            let name = Object(m).name();
+            for t in ServiceSource(m).matching_clusters() {
+                targets.entry((name, t.target())).or_insert(t);
+            }
+        }
+        Index {
+            snap,
+            summaries,
+            targets,
+        }
+    }
+
+    /// kcm's entry for the cluster a ServiceSet deploys to, in its MultiClusterService.
+    fn target(&self, mcs: &str, ss: ServiceSet) -> Option<MatchingCluster<'a>> {
+        self.targets.get(&(mcs, ss.target())).copied()
     }
 
     fn find(&self, kind: &Kind, namespace: &str, name: &str) -> Option<&'a Value> {
