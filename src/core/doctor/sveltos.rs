@@ -540,9 +540,12 @@ impl Doctor<'_, '_> {
 /// server stores it.
 fn with_profile_defaults(kind: ProfileKind, spec: &Value) -> Value {
     let k = kind.kind();
-    let mut o = serde_json::json!({"apiVersion": k.api_version, "kind": k.kind});
-    // A clone, not `json!`'s serialisation of the value into a new one.
-    o["spec"] = spec.clone();
+    // The spec cloned, not serialised into a new value as `json!` would.
+    let mut o = Value::Object(serde_json::Map::from_iter([
+        ("apiVersion".to_string(), k.api_version.into()),
+        ("kind".to_string(), k.kind.into()),
+        ("spec".to_string(), spec.clone()),
+    ]));
     crate::core::crds::default_and_prune(&mut o);
     o.get_mut("spec").map(Value::take).unwrap_or(Value::Null)
 }
