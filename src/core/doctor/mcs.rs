@@ -3,7 +3,7 @@
 //! or blocked on some of its clusters by a MultiClusterService it depends on, which doctor
 //! names and follows to the service that holds it there, waiting or stuck.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::Doctor;
 use super::findings::{self, Blocked, McsBlocked, Words};
 use crate::api::kcm::{
-    COND_MCS_DEPENDENCY_READY, MCS_VALIDATIONS, MatchingCluster, REASON_MCS_DEPENDENCY_NOT_READY,
-    ServiceSet, ServiceSource, service_key,
+    COND_MCS_DEPENDENCY_READY, ClusterTarget, MCS_VALIDATIONS, MatchingCluster,
+    REASON_MCS_DEPENDENCY_NOT_READY, ServiceSet, ServiceSource, service_key,
 };
 use crate::api::kinds;
 use crate::api::meta::Object;
@@ -32,7 +32,7 @@ struct Hold {
     text: String,
 }
 
-/// The target a `matchingClusters` entry names, in words, and whether another entry is it.
+/// The target a `matchingClusters` entry names, in words.
 fn target_words(t: MatchingCluster) -> String {
     if t.is_management() {
         "the management cluster".to_string()
@@ -41,11 +41,61 @@ fn target_words(t: MatchingCluster) -> String {
     }
 }
 
-fn same_target(a: MatchingCluster, b: MatchingCluster) -> bool {
-    a.kind() == b.kind() && a.namespace() == b.namespace() && a.name() == b.name()
+/// What following a blocked target looks up, by key rather than by scanning (a
+/// MultiClusterService of a fleet has thousands of targets, each blocked one looked up):
+/// each the first of its key, as a scan in snapshot order finds it.
+struct Targets<'a> {
+    /// (MultiClusterService, cluster: namespace and name, None for the management cluster)
+    /// -> its ServiceSet there.
+    sets: HashMap<(&'a str, ClusterTarget<'a>), ServiceSet<'a>>,
+    /// (MultiClusterService, target kind, namespace, name) -> kcm's entry for the target.
+    entries: HashMap<(&'a str, &'a str, &'a str, &'a str), MatchingCluster<'a>>,
 }
 
-impl Doctor<'_, '_> {
+impl<'a> Targets<'a> {
+    fn new(snap: &super::Snapshot<'a>) -> Targets<'a> {
+        let mut sets = HashMap::new();
+        for s in snap.all(kinds::SERVICE_SET.kind) {
+            let s = ServiceSet(s);
+            let cluster = Some((s.namespace(), s.cluster())).filter(|(_, c)| !c.is_empty());
+            sets.entry((s.multi_cluster_service(), cluster))
+                .or_insert(s);
+        }
+        let mut entries = HashMap::new();
+        for m in snap.all(kinds::MULTI_CLUSTER_SERVICE.kind) {
+            let name = Object(m).name();
+            // The one a name finds (of two of one name in a dump, the first).
+            if !snap
+                .find(kinds::MULTI_CLUSTER_SERVICE.kind, "", name)
+                .is_some_and(|found| std::ptr::eq(found, *m))
+            {
+                continue;
+            }
+            for t in ServiceSource(m).matching_clusters() {
+                entries
+                    .entry((name, t.kind(), t.namespace(), t.name()))
+                    .or_insert(t);
+            }
+        }
+        Targets { sets, entries }
+    }
+
+    /// The ServiceSet of MultiClusterService `mcs` on the target of `t`: on the management
+    /// cluster, the one with no cluster.
+    fn set(&self, mcs: &str, t: MatchingCluster) -> Option<ServiceSet<'a>> {
+        let cluster = (!t.is_management()).then(|| (t.namespace(), t.name()));
+        self.sets.get(&(mcs, cluster)).copied()
+    }
+
+    /// The entry of MultiClusterService `mcs` for the same target as `t`.
+    fn entry(&self, mcs: &str, t: MatchingCluster) -> Option<MatchingCluster<'a>> {
+        self.entries
+            .get(&(mcs, t.kind(), t.namespace(), t.name()))
+            .copied()
+    }
+}
+
+impl<'a> Doctor<'a, '_> {
     /// The MultiClusterServices of the snapshot within the options' filters.
     pub(super) fn multi_cluster_services(&mut self) -> Vec<McsView> {
         if self.options.service_set.is_some() {
@@ -53,6 +103,7 @@ impl Doctor<'_, '_> {
         }
         let mut all: Vec<&Value> = self.snap.all(kinds::MULTI_CLUSTER_SERVICE.kind).to_vec();
         all.sort_by_key(|m| Object(m).name());
+        let targets = Targets::new(self.snap);
         all.into_iter()
             .filter(|m| {
                 self.options.namespace.as_deref().is_none_or(|ns| {
@@ -61,11 +112,11 @@ impl Doctor<'_, '_> {
                         .any(|t| t.namespace() == ns)
                 })
             })
-            .map(|m| self.multi_cluster_service(m))
+            .map(|m| self.multi_cluster_service(m, &targets))
             .collect()
     }
 
-    fn multi_cluster_service(&mut self, mcs: &Value) -> McsView {
+    fn multi_cluster_service(&mut self, mcs: &Value, targets: &Targets<'a>) -> McsView {
         let meta = Object(mcs);
         let name = meta.name().to_string();
         let disp = meta.display();
@@ -105,7 +156,7 @@ impl Doctor<'_, '_> {
             let holds: Vec<(String, Hold)> = waits
                 .iter()
                 .map(|(dep, says)| {
-                    let h = self.dependency_hold(dep, t, &mut visited, &mut chain);
+                    let h = self.dependency_hold(dep, t, targets, &mut visited, &mut chain);
                     (format!("{dep} (kcm: {says})"), h)
                 })
                 .collect();
@@ -143,6 +194,7 @@ impl Doctor<'_, '_> {
         &self,
         dep: &str,
         t: MatchingCluster,
+        targets: &Targets<'a>,
         visited: &mut HashSet<String>,
         chain: &mut Vec<String>,
     ) -> Hold {
@@ -163,24 +215,11 @@ impl Doctor<'_, '_> {
                 c.message()
             ));
         }
-        let set = self
-            .snap
-            .all(kinds::SERVICE_SET.kind)
-            .iter()
-            .map(|s| ServiceSet(s))
-            .find(|s| {
-                s.multi_cluster_service() == dep
-                    && if t.is_management() {
-                        s.cluster().is_empty()
-                    } else {
-                        s.namespace() == t.namespace() && s.cluster() == t.name()
-                    }
-            });
+        let set = targets.set(dep, t);
         let Some(set) = set else {
             // Its own ServiceSet is not there: is it blocked there too?
-            let own = ServiceSource(d)
-                .matching_clusters()
-                .find(|o| same_target(*o, t))
+            let own = targets
+                .entry(dep, t)
                 .filter(|o| o.reason() == REASON_MCS_DEPENDENCY_NOT_READY);
             let Some(own) = own else {
                 return waiting("its ServiceSet for this cluster does not exist yet".into());
@@ -194,7 +233,7 @@ impl Doctor<'_, '_> {
                 .map(|(next, says)| {
                     (
                         format!("{next} (kcm: {says})"),
-                        self.dependency_hold(next, own, visited, chain),
+                        self.dependency_hold(next, own, targets, visited, chain),
                     )
                 })
                 .collect();
@@ -279,6 +318,54 @@ mod tests {
 
     fn options() -> Options {
         Options::for_tests("2026-11-21T12:00:00Z".parse().unwrap())
+    }
+
+    #[test]
+    fn targets_are_found_by_key_the_first_of_each_as_a_scan_finds_it() {
+        use super::super::Snapshot;
+        use super::Targets;
+        use crate::api::kcm::MatchingCluster;
+        let set = |name: &str, mcs: &str, cluster: &str| {
+            json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "ServiceSet",
+                "metadata": {"namespace": "ns", "name": name},
+                "spec": {"multiClusterService": mcs, "cluster": cluster}})
+        };
+        let mcs = |name: &str, reason: &str| {
+            json!({"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "MultiClusterService",
+                "metadata": {"name": name}, "status": {"matchingClusters": [
+                    {"kind": "ClusterDeployment", "namespace": "ns", "name": "c1", "reason": reason},
+                    {"kind": "SveltosCluster", "namespace": "mgmt", "name": "mgmt", "reason": reason}]}})
+        };
+        let objects = vec![
+            set("first", "a", "c1"),
+            set("second", "a", "c1"),
+            set("mgmt", "a", ""),
+            set("other", "b", "c1"),
+            mcs("a", "one"),
+            mcs("a", "the second of the name"),
+        ];
+        // Of two of one name, a name finds the first: the second's other target is not one.
+        let mut objects = objects;
+        objects[5]["status"]["matchingClusters"][1]["name"] = json!("c2");
+        objects[5]["status"]["matchingClusters"][1]["kind"] = json!("ClusterDeployment");
+        objects[5]["status"]["matchingClusters"][1]["namespace"] = json!("ns");
+        let snap = Snapshot::new(&objects);
+        let t = Targets::new(&snap);
+        let cd = json!({"kind": "ClusterDeployment", "namespace": "ns", "name": "c1"});
+        let mgmt = json!({"kind": "SveltosCluster", "namespace": "mgmt", "name": "mgmt"});
+        let elsewhere = json!({"kind": "ClusterDeployment", "namespace": "ns", "name": "c2"});
+        // (MultiClusterService, target) -> its ServiceSet there, kcm's entry's reason.
+        for (m, target, set, entry) in [
+            ("a", &cd, Some("first"), Some("one")),
+            ("a", &mgmt, Some("mgmt"), Some("one")),
+            ("b", &cd, Some("other"), None),
+            ("a", &elsewhere, None, None),
+        ] {
+            let found = t.set(m, MatchingCluster(target));
+            assert_eq!(found.map(|s| s.name()), set, "{m} {target}");
+            let found = t.entry(m, MatchingCluster(target));
+            assert_eq!(found.map(|e| e.reason()), entry, "{m} {target}");
+        }
     }
 
     fn base(state: &str) -> Vec<serde_json::Value> {
