@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::api::Object;
-use crate::api::kcm::{MatchingCluster, ServiceSet, ServiceSource};
+use crate::api::kcm::{ClusterTarget, MatchingCluster, ServiceSet, ServiceSource};
 use crate::api::kinds;
 use crate::api::selector::Selector;
 use crate::core::doctor::{Report, ServiceSetView};
@@ -298,7 +298,7 @@ fn mcs_node(mcs: ServiceSource, cds: &[&Value], sets: &HashMap<(&str, &str), &Va
     };
     // kcm's entry for each target, the first one of a target as a scan would find it (a
     // MultiClusterService of a fleet lists thousands): the management cluster's under None.
-    let mut status: HashMap<Option<(&str, &str)>, MatchingCluster> = HashMap::new();
+    let mut status: HashMap<ClusterTarget, MatchingCluster> = HashMap::new();
     for t in mcs.matching_clusters() {
         status.entry(t.target()).or_insert(t);
     }

@@ -83,8 +83,7 @@ impl<'a> Targets<'a> {
     /// The ServiceSet of MultiClusterService `mcs` on the target of `t`: on the management
     /// cluster, the one with no cluster.
     fn set(&self, mcs: &str, t: MatchingCluster) -> Option<ServiceSet<'a>> {
-        let cluster = (!t.is_management()).then(|| (t.namespace(), t.name()));
-        self.sets.get(&(mcs, cluster)).copied()
+        self.sets.get(&(mcs, t.target())).copied()
     }
 
     /// The entry of MultiClusterService `mcs` for the same target as `t`.
