@@ -266,10 +266,21 @@ impl Source {
         let line_idx = self.line_index(offset);
         let start = self.line_starts()[line_idx];
         let before = if line_idx == 0 { self.col_base } else { 0 };
+        let chars = if self.ascii {
+            offset - start
+        } else {
+            self.text[start..offset].chars().count()
+        };
         LineCol {
             line: self.line_base + line_idx + 1,
-            column: before + self.text[start..offset].chars().count() + 1,
+            column: before + chars + 1,
         }
+    }
+
+    /// The 1-based line of a byte offset ([`Source::line_col`]'s line, without the column).
+    pub fn line_of(&self, offset: usize) -> usize {
+        let offset = self.floor_char_boundary(offset.min(self.text.len()));
+        self.line_base + self.line_index(offset) + 1
     }
 
     /// The text of the 1-based line, without its line break.

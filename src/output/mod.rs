@@ -21,6 +21,7 @@ pub mod stream;
 pub mod trace;
 pub mod tree;
 pub mod wait;
+pub mod wrap;
 pub mod yaml;
 
 use serde_json::{Map, Value, json};
