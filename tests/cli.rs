@@ -854,8 +854,9 @@ fn counts_of_one_are_singular() {
 }
 
 /// `lint -j N` gives the report of `-j 1`, byte for byte, in every format, with the same exit
-/// code: on the repository's test data and on a generated directory of files with findings,
-/// syntax errors, an unreadable file and cross-file provider references.
+/// code: on the repository's test data, on a generated directory of files with findings,
+/// syntax errors, an unreadable file and cross-file provider references, and on one large
+/// file of such documents.
 #[test]
 fn lint_on_several_threads_reports_as_on_one() {
     let dir = std::env::temp_dir().join(format!("ksm-jobs-{}", std::process::id()));
@@ -877,7 +878,24 @@ fn lint_on_several_threads_reports_as_on_one() {
         };
         std::fs::write(dir.join(format!("f{i:03}.yaml")), text).unwrap();
     }
-    for path in [dir.to_str().unwrap(), "testdata/"] {
+    // One large file of the same documents (the syntax errors and binary left out, one
+    // syntax error at its end): its objects are checked, and its report rendered, on
+    // several threads.
+    let mut big = String::new();
+    while big.len() < 200 * 1024 {
+        for i in (0..120).filter(|i| ![2, 5].contains(&(i % 6))) {
+            big.push_str("---\n");
+            big.push_str(&std::fs::read_to_string(dir.join(format!("f{i:03}.yaml"))).unwrap());
+        }
+    }
+    big.push_str("---\na: [unclosed\n");
+    let big_path = std::env::temp_dir().join(format!("ksm-jobs-big-{}.yaml", std::process::id()));
+    std::fs::write(&big_path, big).unwrap();
+    for path in [
+        dir.to_str().unwrap(),
+        big_path.to_str().unwrap(),
+        "testdata/",
+    ] {
         for format in ["human", "json", "sarif", "github"] {
             let run = |jobs: &str| {
                 ksm()
@@ -904,6 +922,7 @@ fn lint_on_several_threads_reports_as_on_one() {
         }
     }
     std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_file(&big_path).ok();
 }
 
 /// `tree` on a doctor fixture (two MultiClusterServices on dev-cluster, one waiting on the

@@ -66,16 +66,19 @@ struct Linted {
     rendered: Rendered,
 }
 
+/// Lints one input and renders its findings, on `threads` threads when it is large (the
+/// files of a run linted one at a time: [`lint::lint_source_on`], [`Renderer::render_on`]).
 fn lint_input(
     input: &Result<PathBuf, InputError>,
     linter: &Linter,
     renderer: &Renderer,
     stdin: &mut dyn std::io::Read,
+    threads: usize,
 ) -> std::io::Result<Linted> {
     let (name, report, diagnostics) =
         match input.clone().and_then(|p| input::read_source(&p, stdin)) {
             Ok(source) => {
-                let mut report = lint::lint_source(&source, linter);
+                let mut report = lint::lint_source_on(&source, linter, threads);
                 let diagnostics = std::mem::take(&mut report.diagnostics);
                 (source.name().to_string(), Some(report), diagnostics)
             }
@@ -85,7 +88,7 @@ fn lint_input(
                 (path, None, vec![d])
             }
         };
-    let rendered = renderer.render(&diagnostics)?;
+    let rendered = renderer.render_on(&diagnostics, threads)?;
     Ok(Linted {
         name,
         report,
@@ -145,7 +148,8 @@ fn lint_parallel(
                     if stop.load(Ordering::Relaxed) {
                         return;
                     }
-                    let linted = lint_input(&inputs[i], &linter, renderer, &mut std::io::empty());
+                    let linted =
+                        lint_input(&inputs[i], &linter, renderer, &mut std::io::empty(), 1);
                     if tx.send((i, linted)).is_err() {
                         return;
                     }
@@ -277,14 +281,16 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     let inputs = expanded.inputs;
     let jobs = usize::from(args.jobs.unwrap_or(0));
     let jobs = if jobs == 0 { default_jobs() } else { jobs };
-    // Standard input is read by this thread; one file or one job needs no other.
+    // Standard input is read by this thread; one file or one job needs no other thread per
+    // file (a large file is linted on every job: `lint_input`).
     let stdin = inputs
         .iter()
         .any(|p| p.as_ref().is_ok_and(|p| p.as_os_str() == "-"));
     if jobs <= 1 || inputs.len() < 2 || stdin {
         let linter = make_linter();
+        // One file at a time: each large one is linted on every job.
         for input in &inputs {
-            each(lint_input(input, &linter, &renderer, io.stdin)?)?;
+            each(lint_input(input, &linter, &renderer, io.stdin, jobs)?)?;
         }
     } else {
         lint_parallel(&inputs, jobs, &make_linter, &renderer, &mut each)?;

@@ -6,17 +6,26 @@ pub use crate::diag::CodeInfo;
 
 /// Every code, in code order.
 pub fn all() -> Vec<&'static CodeInfo> {
-    let mut all: Vec<&CodeInfo> = crate::core::lint::all_rules().to_vec();
-    all.extend(crate::core::render::codes::ALL);
-    all.extend(crate::core::doctor::codes::ALL);
-    all
+    registry().to_vec()
+}
+
+/// The registry, gathered once (renderers look a code up for every finding).
+fn registry() -> &'static [&'static CodeInfo] {
+    static ALL: std::sync::OnceLock<Vec<&'static CodeInfo>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all: Vec<&CodeInfo> = crate::core::lint::all_rules().to_vec();
+        all.extend(crate::core::render::codes::ALL);
+        all.extend(crate::core::doctor::codes::ALL);
+        all
+    })
 }
 
 /// A code by its code or its name (case-insensitive).
 pub fn find(code: &str) -> Option<&'static CodeInfo> {
     let code = code.trim();
-    all()
-        .into_iter()
+    registry()
+        .iter()
+        .copied()
         .find(|r| r.code.eq_ignore_ascii_case(code) || r.name.eq_ignore_ascii_case(code))
 }
 

@@ -102,7 +102,43 @@ pub struct Rendered {
     ends: Vec<usize>,
 }
 
+/// Diagnostics fewer than this are rendered on one thread whatever the threads.
+const PARALLEL_RENDER_MIN: usize = 256;
+
 impl Renderer<'_> {
+    /// [`Renderer::render`] on `threads` threads, each a run of the diagnostics: every format
+    /// renders a diagnostic on its own, so the runs' bytes put end to end are the same.
+    pub fn render_on(&self, diags: &[Diagnostic], threads: usize) -> io::Result<Rendered> {
+        if threads <= 1 || diags.len() < PARALLEL_RENDER_MIN {
+            return self.render(diags);
+        }
+        let run = diags.len().div_ceil(threads);
+        let parts: Vec<io::Result<Rendered>> = std::thread::scope(|scope| {
+            let others: Vec<_> = diags[run..]
+                .chunks(run)
+                .map(|part| scope.spawn(move || self.render(part)))
+                .collect();
+            let first = self.render(&diags[..run]);
+            std::iter::once(first)
+                .chain(others.into_iter().map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                }))
+                .collect()
+        });
+        let mut whole = Rendered {
+            bytes: Vec::new(),
+            ends: Vec::new(),
+        };
+        for part in parts {
+            let part = part?;
+            let base = whole.bytes.len();
+            whole.ends.extend(part.ends.iter().map(|end| base + end));
+            whole.bytes.extend_from_slice(&part.bytes);
+        }
+        Ok(whole)
+    }
+
     pub fn render(&self, diags: &[Diagnostic]) -> io::Result<Rendered> {
         let mut bytes = Vec::new();
         let mut ends = Vec::new();

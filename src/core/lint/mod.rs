@@ -360,33 +360,173 @@ pub fn lint_source(source: &Arc<Source>, linter: &Linter) -> SourceReport {
     report
 }
 
-fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceReport {
-    let mut report = SourceReport::default();
-    if let Some(note) = rules::repository::helm_template(source) {
-        report.skipped = 1;
-        report.diagnostics.push(note);
+/// Sources smaller than this are linted on one thread whatever the jobs: a thread of its own
+/// costs more than their objects.
+pub const PARALLEL_SOURCE_BYTES: usize = 64 * 1024;
+
+/// [`lint_source`] on `threads` threads: this one reads the source, collects what is
+/// checked across objects, and checks objects whenever the others are busy; the others check
+/// the objects it hands them, each with a [`Linter`] of its own. The report is the one
+/// [`lint_source`] makes: the objects' findings are put back in the order of the objects.
+pub fn lint_source_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> SourceReport {
+    if threads <= 1 || source.text().len() < PARALLEL_SOURCE_BYTES {
+        return lint_source(source, linter);
+    }
+    let mut report = lint_objects_on(source, linter, threads);
+    report.suppressed = suppress::apply(source, &linter.disabled, &mut report.diagnostics);
+    crate::diag::sort_by_position(&mut report.diagnostics);
+    report
+}
+
+/// Objects in flight to the helpers, per helper: enough that none waits on the reader, few
+/// enough that memory stays that of a few documents.
+const IN_FLIGHT_PER_HELPER: usize = 16;
+
+fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> SourceReport {
+    use std::sync::{Mutex, mpsc};
+
+    if let Some(report) = helm_template(source) {
         return report;
     }
-    let mut diagnostics = Vec::new();
+    let helpers = threads - 1;
+    let (to_helpers, inbox) =
+        mpsc::sync_channel::<(usize, LoadedObject)>(helpers * IN_FLIGHT_PER_HELPER);
+    let inbox = Mutex::new(inbox);
+    let (results, outbox) = mpsc::channel::<(usize, Option<Vec<Diagnostic>>)>();
+    // Each helper's linter has these settings and memos of its own (they are not shared).
+    let (cel_limits, yaml_limits, placeholders) =
+        (&linter.cel_limits, linter.yaml_limits, linter.placeholders);
+    let disabled = &linter.disabled;
+    std::thread::scope(|scope| {
+        for _ in 0..helpers {
+            let (inbox, results) = (&inbox, results.clone());
+            scope.spawn(move || {
+                let linter = Linter {
+                    cel_limits: cel_limits.clone(),
+                    yaml_limits,
+                    placeholders,
+                    disabled: disabled.clone(),
+                    ..Linter::default()
+                };
+                loop {
+                    let next = inbox.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    let Ok((seq, object)) = next else { return };
+                    if results.send((seq, lint_object(&object, &linter))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        let mut seq = 0;
+        let report = lint_objects(source, linter, &mut |object| {
+            let this = seq;
+            seq += 1;
+            // Checked here when every helper is busy: this thread never idles.
+            match to_helpers.try_send((this, object)) {
+                Ok(()) => Checked::Elsewhere,
+                Err(
+                    mpsc::TrySendError::Full((_, object))
+                    | mpsc::TrySendError::Disconnected((_, object)),
+                ) => Checked::Here(lint_object(&object, linter)),
+            }
+        });
+        drop(to_helpers);
+        drop(results);
+        report.with_elsewhere(source, outbox.iter())
+    })
+}
+
+/// Where an object was checked.
+enum Checked {
+    Here(Option<Vec<Diagnostic>>),
+    Elsewhere,
+}
+
+/// A source's report whose objects' findings are partly still to come from other threads.
+struct Pending {
+    report: SourceReport,
+    /// Each object's findings in object order (None: not checked here).
+    checked: Vec<Option<Option<Vec<Diagnostic>>>>,
+    loaded_diagnostics: Vec<Diagnostic>,
+}
+
+impl Pending {
+    fn with_elsewhere(
+        mut self,
+        source: &Arc<Source>,
+        elsewhere: impl Iterator<Item = (usize, Option<Vec<Diagnostic>>)>,
+    ) -> SourceReport {
+        for (seq, found) in elsewhere {
+            self.checked[seq] = Some(found);
+        }
+        let mut diagnostics = std::mem::take(&mut self.loaded_diagnostics);
+        for found in self.checked.into_iter().flatten() {
+            match found {
+                Some(diags) => {
+                    self.report.linted += 1;
+                    diagnostics.extend(diags);
+                }
+                None => self.report.skipped += 1,
+            }
+        }
+        let mut report = self.report;
+        report.diagnostics = diagnostics;
+        finish_source_report(source, &mut report);
+        report
+    }
+}
+
+fn lint_objects(
+    source: &Arc<Source>,
+    linter: &Linter,
+    check: &mut dyn FnMut(LoadedObject) -> Checked,
+) -> Pending {
+    let mut report = SourceReport::default();
+    let mut checked = Vec::new();
     let mut providers = rules::provider_name::Providers::default();
     let mut across = Across::default();
     let loaded = objects::for_each_object(source, &linter.yaml_limits, true, &mut |object| {
         providers.collect(&object);
         across.collect(&object);
-        match lint_object(&object, linter) {
-            Some(diags) => {
-                report.linted += 1;
-                diagnostics.extend(diags);
-            }
-            None => report.skipped += 1,
-        }
+        checked.push(match check(object) {
+            Checked::Here(found) => Some(found),
+            Checked::Elsewhere => None,
+        });
     });
     report.providers = providers;
     report.across = across;
     report.documents = loaded.documents;
     report.unreadable = loaded.syntax_error;
-    report.diagnostics = loaded.diagnostics;
-    report.diagnostics.extend(diagnostics);
+    Pending {
+        report,
+        checked,
+        loaded_diagnostics: loaded.diagnostics,
+    }
+}
+
+fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceReport {
+    if let Some(report) = helm_template(source) {
+        return report;
+    }
+    lint_objects(source, linter, &mut |object| {
+        Checked::Here(lint_object(&object, linter))
+    })
+    .with_elsewhere(source, std::iter::empty())
+}
+
+/// A Helm chart's template is not linted as manifests: the report says so.
+fn helm_template(source: &Arc<Source>) -> Option<SourceReport> {
+    let note = rules::repository::helm_template(source)?;
+    Some(SourceReport {
+        skipped: 1,
+        diagnostics: vec![note],
+        ..SourceReport::default()
+    })
+}
+
+/// A source that held nothing but documents that are not objects is said not to be
+/// Kubernetes manifests (when its text says so); the findings in order.
+fn finish_source_report(source: &Arc<Source>, report: &mut SourceReport) {
     let nothing_but_non_objects = report.linted + report.skipped == 0
         && !report.unreadable
         && report
@@ -401,7 +541,6 @@ fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceRepo
         report.diagnostics = vec![note];
     }
     crate::diag::sort_by_position(&mut report.diagnostics);
-    report
 }
 
 /// Lints one object; None when its kind is not one `lint` checks.
@@ -563,5 +702,115 @@ mod memo_tests {
         }
         assert_eq!(runs.get(), 10_002);
         assert!(memo.len() <= 500, "{}", memo.len());
+    }
+}
+
+#[cfg(test)]
+mod parallel_tests {
+    use super::*;
+
+    /// What a report says, in a form to compare.
+    fn said(report: &SourceReport) -> Vec<String> {
+        let mut out = vec![format!(
+            "documents {} linted {} skipped {} unreadable {} suppressed {}",
+            report.documents, report.linted, report.skipped, report.unreadable, report.suppressed
+        )];
+        let findings = report
+            .diagnostics
+            .iter()
+            .chain(&report.providers.findings())
+            .chain(&report.across.findings())
+            .map(|d| {
+                let labels: Vec<_> = d
+                    .labels
+                    .iter()
+                    .map(|l| (l.span.clone(), &l.message))
+                    .collect();
+                format!(
+                    "{} {:?} {} {:?} {:?} {:?}",
+                    d.code,
+                    d.severity,
+                    d.message,
+                    labels,
+                    d.help,
+                    d.position()
+                )
+            })
+            .collect::<Vec<_>>();
+        out.extend(findings);
+        out
+    }
+
+    /// Every manifest the tests lint, made one stream of documents, repeated past the size
+    /// from which a source is linted on several threads.
+    fn stream(files: &[&str], tail: &str) -> String {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let mut one = String::new();
+        for f in files {
+            let text = std::fs::read_to_string(root.join(f)).unwrap();
+            one.push_str("---\n");
+            one.push_str(&text);
+            if !text.ends_with('\n') {
+                one.push('\n');
+            }
+        }
+        let mut text = String::new();
+        while text.len() < 3 * PARALLEL_SOURCE_BYTES {
+            text.push_str(&one);
+        }
+        text.push_str(tail);
+        text
+    }
+
+    const FILES: &[&str] = &[
+        "examples/smp-flux.yaml",
+        "examples/smp-ksm-projectsveltos.yaml",
+        "examples/smp-flux-from-guide.yaml",
+        "lint/smp-problems.yaml",
+        "lint/health-rules.yaml",
+        "lint/not-objects.yaml",
+        "check/flux-system.yaml",
+    ];
+
+    fn assert_same_on_every_thread_count(text: &str) {
+        let one = said(&lint_source(
+            &Source::new("big.yaml", text),
+            &Linter::default(),
+        ));
+        assert!(one.len() > 100, "{}", one.len());
+        for threads in [2, 3, 8] {
+            let many = said(&lint_source_on(
+                &Source::new("big.yaml", text),
+                &Linter::default(),
+                threads,
+            ));
+            assert_eq!(one, many, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn a_large_source_is_linted_on_several_threads_as_on_one() {
+        assert_same_on_every_thread_count(&stream(FILES, ""));
+    }
+
+    #[test]
+    fn suppressions_a_syntax_error_and_disabled_codes_hold_on_several_threads() {
+        let tail = "---\n# kubectl-ksm: ignore KSM101 -- kept on purpose\n\
+                    apiVersion: k0rdent.mirantis.com/v1beta1\nkind: StateManagementProvider\n\
+                    metadata: {name: x}\nspec: {unknownField: 1}\n---\na: [1, 2\n";
+        assert_same_on_every_thread_count(&stream(FILES, tail));
+        let text = stream(FILES, "");
+        let linter = || Linter {
+            disabled: vec!["KSM204"],
+            ..Linter::default()
+        };
+        let one = said(&lint_source(&Source::new("big.yaml", &*text), &linter()));
+        let two = said(&lint_source_on(
+            &Source::new("big.yaml", &*text),
+            &linter(),
+            2,
+        ));
+        assert_eq!(one, two);
+        assert!(!one.iter().any(|l| l.starts_with("KSM204")));
     }
 }

@@ -163,6 +163,9 @@ pub fn apply(
         if disabled.contains(&d.code) {
             return false;
         }
+        if suppressions.is_empty() {
+            return true;
+        }
         let Some((start, _)) = d.position() else {
             return true;
         };

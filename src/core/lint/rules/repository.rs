@@ -82,15 +82,14 @@ fn block_scalars(node: &Node, out: &mut Vec<Range<usize>>) {
 
 /// Offsets of `{{` outside comment lines.
 fn template_actions(text: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    let mut line_start = 0;
-    for line in text.split_inclusive('\n') {
-        if !line.trim_start().starts_with('#') {
-            out.extend(line.match_indices("{{").map(|(i, _)| line_start + i));
-        }
-        line_start += line.len();
-    }
-    out
+    text.match_indices("{{")
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+            // The line has `{{`, so its first character that is not blank is on it.
+            !text[line_start..].trim_start().starts_with('#')
+        })
+        .collect()
 }
 
 /// The note for a Helm template, if the source is one: it has `{{` outside block scalars

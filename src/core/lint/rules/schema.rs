@@ -286,11 +286,20 @@ fn closest_known_field(ctx: &Context, path: &[PathSeg]) -> Option<String> {
 /// edits, or a quarter of the name's length.
 pub(crate) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = name.to_lowercase();
+    let chars = lower.chars().count();
     known
         .into_iter()
         .filter(|k| *k != name)
-        .map(|k| (edit_distance(&k.to_lowercase(), &lower), k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .filter_map(|k| {
+            let bound = 2.max(k.len() / 4);
+            let k_lower = k.to_lowercase();
+            // The distance is at least the difference in length: no need to compute it.
+            if k_lower.chars().count().abs_diff(chars) > bound {
+                return None;
+            }
+            let d = edit_distance(&k_lower, &lower);
+            (d <= bound).then_some((d, k))
+        })
         .min()
         .map(|(_, k)| k)
 }
