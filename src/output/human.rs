@@ -10,7 +10,6 @@
 //! wrapped by [`super::wrap`], and escapes are written only in colour.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -635,7 +634,10 @@ impl<'a> Report<'a> {
 
 /// miette's reading of a span from a text: the lines from `before` lines above the span to
 /// `after` lines below it (offsets into `input`), the line and byte column where that starts,
-/// and the line breaks read.
+/// and the line breaks read. `before` is 0 or 1 (the report asks for no more).
+///
+/// miette walks the text byte by byte; here a run of bytes between line breaks is taken at
+/// once, with the same result.
 fn context_info(
     input: &[u8],
     offset: usize,
@@ -643,29 +645,33 @@ fn context_info(
     before: usize,
     after: usize,
 ) -> Result<Contents, Unreadable> {
+    debug_assert!(before <= 1, "{before} lines before");
     let last = (offset + len).saturating_sub(1);
+    let n = input.len();
     let mut at = 0usize;
     let mut line_count = 0usize;
     let mut start_line = 0usize;
     let mut start_column = 0usize;
-    let mut before_starts: VecDeque<usize> = VecDeque::new();
+    // The start of the line before the span's, once one was read (with one line before).
+    let mut line_before: Option<usize> = None;
     let mut line_start = 0usize;
     let mut end_lines = 0usize;
     let mut post_span = false;
     let mut post_span_newline = false;
-    let mut bytes = input.iter().copied().peekable();
-    while let Some(b) = bytes.next() {
+    while at < n {
+        let b = input[at];
         if b == b'\r' || b == b'\n' {
             line_count += 1;
-            if b == b'\r' && bytes.next_if_eq(&b'\n').is_some() {
+            if b == b'\r' && input.get(at + 1) == Some(&b'\n') {
                 at += 1;
             }
             if at < offset {
                 start_column = 0;
-                before_starts.push_back(line_start);
-                if before_starts.len() > before {
+                if before == 0 || line_before.is_some() {
                     start_line += 1;
-                    before_starts.pop_front();
+                }
+                if before > 0 {
+                    line_before = Some(line_start);
                 }
             } else if at >= offset + len.saturating_sub(1) && post_span {
                 start_column = 0;
@@ -680,25 +686,39 @@ fn context_info(
                 }
             }
             line_start = at + 1;
-        } else if at < offset {
-            start_column += 1;
-        }
-        if at >= last {
-            post_span = true;
-            if end_lines >= after {
-                at += 1;
+            if at >= last {
+                post_span = true;
+                if end_lines >= after {
+                    at += 1;
+                    break;
+                }
+            }
+            at += 1;
+        } else {
+            let run_end = input[at..]
+                .iter()
+                .position(|&c| c == b'\n' || c == b'\r')
+                .map_or(n, |i| at + i);
+            // The first byte of the run at or past the span's last one: the scan stops there
+            // when no more lines after it are wanted.
+            let reached = last.max(at);
+            let stop = (reached < run_end && end_lines >= after).then_some(reached);
+            let read_to = stop.map_or(run_end, |p| p + 1);
+            start_column += offset.min(read_to).saturating_sub(at);
+            if reached < run_end {
+                post_span = true;
+            }
+            if let Some(p) = stop {
+                at = p + 1;
                 break;
             }
+            at = run_end;
         }
-        at += 1;
     }
     if at < last {
         return Err(Unreadable);
     }
-    let start = before_starts
-        .front()
-        .copied()
-        .unwrap_or(if before == 0 { offset } else { 0 });
+    let start = line_before.unwrap_or(if before == 0 { offset } else { 0 });
     Ok(Contents {
         start,
         end: at,

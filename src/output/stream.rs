@@ -94,8 +94,14 @@ pub struct Renderer<'a> {
     depth: usize,
 }
 
-/// A file's diagnostics, rendered.
+/// A file's diagnostics, rendered: one run of them, or several rendered apart (written in
+/// order, never copied together).
 pub struct Rendered {
+    runs: Vec<Run>,
+}
+
+/// A run of diagnostics, rendered.
+struct Run {
     bytes: Vec<u8>,
     /// Where each diagnostic's value ends in `bytes` (JSON and SARIF, whose stream writes
     /// the separators between them); empty for text.
@@ -107,7 +113,7 @@ const PARALLEL_RENDER_MIN: usize = 256;
 
 impl Renderer<'_> {
     /// [`Renderer::render`] on `threads` threads, each a run of the diagnostics: every format
-    /// renders a diagnostic on its own, so the runs' bytes put end to end are the same.
+    /// renders a diagnostic on its own, so the runs written in order are the same bytes.
     pub fn render_on(&self, diags: &[Diagnostic], threads: usize) -> io::Result<Rendered> {
         if threads <= 1 || diags.len() < PARALLEL_RENDER_MIN {
             return self.render(diags);
@@ -126,17 +132,11 @@ impl Renderer<'_> {
                 }))
                 .collect()
         });
-        let mut whole = Rendered {
-            bytes: Vec::new(),
-            ends: Vec::new(),
-        };
+        let mut runs = Vec::with_capacity(parts.len());
         for part in parts {
-            let part = part?;
-            let base = whole.bytes.len();
-            whole.ends.extend(part.ends.iter().map(|end| base + end));
-            whole.bytes.extend_from_slice(&part.bytes);
+            runs.extend(part?.runs);
         }
-        Ok(whole)
+        Ok(Rendered { runs })
     }
 
     pub fn render(&self, diags: &[Diagnostic]) -> io::Result<Rendered> {
@@ -159,7 +159,9 @@ impl Renderer<'_> {
                 }
             }
         }
-        Ok(Rendered { bytes, ends })
+        Ok(Rendered {
+            runs: vec![Run { bytes, ends }],
+        })
     }
 }
 
@@ -210,17 +212,19 @@ impl<'w> Stream<'w> {
 
     /// Writes diagnostics rendered by [`Stream::renderer`], in the order they are given.
     pub fn write_rendered(&mut self, r: &Rendered) -> io::Result<()> {
-        match &mut self.out {
-            Out::Text(out) => out.write_all(&r.bytes),
-            Out::Document(doc) => {
-                let mut start = 0;
-                for &end in &r.ends {
-                    doc.serialized(&r.bytes[start..end])?;
-                    start = end;
+        for run in &r.runs {
+            match &mut self.out {
+                Out::Text(out) => out.write_all(&run.bytes)?,
+                Out::Document(doc) => {
+                    let mut start = 0;
+                    for &end in &run.ends {
+                        doc.serialized(&run.bytes[start..end])?;
+                        start = end;
+                    }
                 }
-                Ok(())
             }
         }
+        Ok(())
     }
 
     /// Ends the report with the totals (the human and GitHub formats print its line).
