@@ -22,7 +22,21 @@ fn registry() -> &'static [&'static CodeInfo] {
 
 /// A code by its code or its name (case-insensitive).
 pub fn find(code: &str) -> Option<&'static CodeInfo> {
+    static BY_CODE: std::sync::OnceLock<
+        std::collections::HashMap<&'static str, &'static CodeInfo>,
+    > = std::sync::OnceLock::new();
     let code = code.trim();
+    // A finding's own code, as the renderers ask for it, is found at once.
+    let by_code = BY_CODE.get_or_init(|| {
+        let mut map = std::collections::HashMap::new();
+        for r in registry() {
+            map.entry(r.code).or_insert(*r);
+        }
+        map
+    });
+    if let Some(r) = by_code.get(code) {
+        return Some(r);
+    }
     registry()
         .iter()
         .copied()

@@ -263,7 +263,10 @@ impl<'a> Report<'a> {
 
     /// The lines of a span's excerpt.
     fn lines(&self, contents: &Contents) -> (Cow<'a, str>, Vec<Line>) {
-        let text = String::from_utf8_lossy(&self.text.as_bytes()[contents.start..contents.end]);
+        let text = match self.text.get(contents.start..contents.end) {
+            Some(text) => Cow::Borrowed(text),
+            None => String::from_utf8_lossy(&self.text.as_bytes()[contents.start..contents.end]),
+        };
         let mut lines = Vec::new();
         let mut line = contents.line;
         let mut column = 0usize;
@@ -791,6 +794,15 @@ fn decimal_width(n: usize) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
+/// The indent of a message's first line without colour.
+fn plain_mark(icon: &str) -> &'static str {
+    match icon {
+        "×" => "  × ",
+        "⚠" => "  ⚠ ",
+        _ => "  ☞ ",
+    }
+}
+
 /// Draws one diagnostic: its code, its message after the severity's mark, the excerpts of its
 /// labels, and its help.
 fn report(
@@ -817,8 +829,15 @@ fn report(
     }
     out.push_str("\n\n");
 
-    let first = format!("  {} ", painted(style, icon));
-    let rest = format!("  {} ", painted(style, "│"));
+    let (first, rest) = if style.is_empty() {
+        // Without colour the indents are constant.
+        (Cow::Borrowed(plain_mark(icon)), Cow::Borrowed("  │ "))
+    } else {
+        (
+            Cow::Owned(format!("  {} ", painted(style, icon))),
+            Cow::Owned(format!("  {} ", painted(style, "│"))),
+        )
+    };
     wrap::fill(
         out,
         &d.message,
@@ -860,7 +879,11 @@ fn report(
     }
 
     if let Some(help) = &d.help {
-        let first = painted(styles.help, "  help: ");
+        let first = if styles.help.is_empty() {
+            Cow::Borrowed("  help: ")
+        } else {
+            Cow::Owned(painted(styles.help, "  help: "))
+        };
         wrap::fill(
             out,
             help,

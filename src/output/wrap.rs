@@ -28,10 +28,11 @@ impl<'a> Indent<'a> {
 /// Appends `text` filled into `width` columns to `out`: the first line after `first`, every
 /// other after `rest`; lines joined by `\n`, no newline after the last.
 pub fn fill(out: &mut String, text: &str, width: usize, first: Indent, rest: Indent) {
-    if !text
-        .bytes()
-        .all(|b| b == b'\n' || (b' '..=b'~').contains(&b))
-    {
+    // Folded without stopping early: the compiler checks many bytes at once.
+    let unprintable = text.bytes().fold(false, |any, b| {
+        any | (b != b'\n' && !(b' '..=b'~').contains(&b))
+    });
+    if unprintable {
         let options = textwrap::Options::new(width)
             .initial_indent(first.text)
             .subsequent_indent(rest.text)
@@ -160,6 +161,11 @@ fn words(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
     // The class of the last byte that is not a space, and whether spaces follow it.
     let mut before_spaces = None;
     for (at, pair) in bytes.windows(2).enumerate() {
+        if pair[0].is_ascii_alphanumeric() && pair[1].is_ascii_alphanumeric() {
+            // Letters and digits hold together (LB23, LB28), and none is a space.
+            before_spaces = Some(class(pair[0]));
+            continue;
+        }
         let (a, b) = (class(pair[0]), class(pair[1]));
         if a != Class::Sp {
             before_spaces = Some(a);

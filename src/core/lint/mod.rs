@@ -378,9 +378,15 @@ pub fn lint_source_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> 
     report
 }
 
-/// Objects in flight to the helpers, per helper: enough that none waits on the reader, few
-/// enough that memory stays that of a few documents.
-const IN_FLIGHT_PER_HELPER: usize = 16;
+/// Objects handed to a helper at once: one wake-up of a waiting helper costs about what
+/// checking a small object does, so they go in batches.
+const BATCH: usize = 8;
+/// Batches in flight to the helpers, per helper: enough that none waits on the reader, few
+/// enough that memory stays that of a few dozen documents.
+const IN_FLIGHT_PER_HELPER: usize = 4;
+
+type Batch = Vec<(usize, LoadedObject)>;
+type Found = (usize, Option<Vec<Diagnostic>>);
 
 fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> SourceReport {
     use std::sync::{Mutex, mpsc};
@@ -389,14 +395,19 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
         return report;
     }
     let helpers = threads - 1;
-    let (to_helpers, inbox) =
-        mpsc::sync_channel::<(usize, LoadedObject)>(helpers * IN_FLIGHT_PER_HELPER);
+    let (to_helpers, inbox) = mpsc::sync_channel::<Batch>(helpers * IN_FLIGHT_PER_HELPER);
     let inbox = Mutex::new(inbox);
-    let (results, outbox) = mpsc::channel::<(usize, Option<Vec<Diagnostic>>)>();
+    let (results, outbox) = mpsc::channel::<Vec<Found>>();
     // Each helper's linter has these settings and memos of its own (they are not shared).
     let (cel_limits, yaml_limits, placeholders) =
         (&linter.cel_limits, linter.yaml_limits, linter.placeholders);
     let disabled = &linter.disabled;
+    let check = |batch: Batch, linter: &Linter| -> Vec<Found> {
+        batch
+            .into_iter()
+            .map(|(seq, object)| (seq, lint_object(&object, linter)))
+            .collect()
+    };
     std::thread::scope(|scope| {
         for _ in 0..helpers {
             let (inbox, results) = (&inbox, results.clone());
@@ -410,29 +421,42 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
                 };
                 loop {
                     let next = inbox.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                    let Ok((seq, object)) = next else { return };
-                    if results.send((seq, lint_object(&object, &linter))).is_err() {
+                    let Ok(batch) = next else { return };
+                    if results.send(check(batch, &linter)).is_err() {
                         return;
                     }
                 }
             });
         }
+        let mut here = Vec::new();
+        let mut batch = Vec::with_capacity(BATCH);
+        // A full batch goes to a helper, or is checked here when every helper is busy: this
+        // thread never idles.
+        let hand_over = |batch: Batch, here: &mut Vec<Found>| {
+            if let Err(mpsc::TrySendError::Full(batch) | mpsc::TrySendError::Disconnected(batch)) =
+                to_helpers.try_send(batch)
+            {
+                here.extend(check(batch, linter));
+            }
+        };
         let mut seq = 0;
         let report = lint_objects(source, linter, &mut |object| {
-            let this = seq;
+            batch.push((seq, object));
             seq += 1;
-            // Checked here when every helper is busy: this thread never idles.
-            match to_helpers.try_send((this, object)) {
-                Ok(()) => Checked::Elsewhere,
-                Err(
-                    mpsc::TrySendError::Full((_, object))
-                    | mpsc::TrySendError::Disconnected((_, object)),
-                ) => Checked::Here(lint_object(&object, linter)),
+            if batch.len() == BATCH {
+                hand_over(
+                    std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
+                    &mut here,
+                );
             }
+            Checked::Elsewhere
         });
+        if !batch.is_empty() {
+            hand_over(batch, &mut here);
+        }
         drop(to_helpers);
         drop(results);
-        report.with_elsewhere(source, outbox.iter())
+        report.with_elsewhere(source, here.into_iter().chain(outbox.iter().flatten()))
     })
 }
 
