@@ -11,7 +11,12 @@
 //! - `parse`: `diag::yaml::parse_documents` (events to our node tree, with spans);
 //! - `load`: `core::objects::load` (parse + JSON conversion + object checks);
 //! - `lint`: `core::lint::lint_source` (load + every lint check);
-//! - `lint (every rule unique)`: the same documents with every rule text different.
+//! - `lint (every rule unique)`: the same documents with every rule text different;
+//! - `lint, new linter` and `lint on 2 threads, new linter`: `lint_source` and
+//!   `core::lint::lint_source_on` with one helper thread, each with a linter of its own.
+//!
+//! In the group `report` (throughput in findings), the human report and the GitHub
+//! workflow commands of the 1,250 findings of `lint`.
 //!
 //! And, in the group `lint ratio`, `every rule unique ÷ shared`: the two lints timed
 //! iteration by iteration, one after the other, and reported as a time whose seconds are
@@ -26,10 +31,11 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use saphyr_parser::Parser;
 
-use kubectl_ksm::core::lint::{Linter, lint_source};
+use kubectl_ksm::core::lint::{Linter, lint_source, lint_source_on};
 use kubectl_ksm::core::objects;
 use kubectl_ksm::diag::Source;
 use kubectl_ksm::diag::yaml::{self, parse_documents};
+use kubectl_ksm::output::{github, human};
 
 const DOCS: usize = 1_000;
 
@@ -155,6 +161,38 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("lint (every rule unique)", |b| {
         b.iter(|| lint_source(black_box(&unique), &linter))
+    });
+    // The source's objects checked on a second thread while this one reads it (what `lint`
+    // does with a large file and two jobs), against one thread, each with a new linter as
+    // a `lint` run has (a helper's linter is always new: a reused one would have every rule
+    // compiled already on one side only). On one core it measures the hand-over's cost.
+    g.bench_function("lint, new linter", |b| {
+        b.iter(|| lint_source(black_box(&source), &Linter::default()))
+    });
+    g.bench_function("lint on 2 threads, new linter", |b| {
+        b.iter(|| lint_source_on(black_box(&source), &Linter::default(), 2))
+    });
+    g.finish();
+
+    // The report of those 1,250 findings (each with its excerpt and help), as people and as
+    // GitHub read it, on this thread; throughput in findings.
+    let diagnostics = lint_source(&source, &linter).diagnostics;
+    let mut g = c.benchmark_group("report");
+    g.throughput(Throughput::Elements(diagnostics.len() as u64));
+    g.sample_size(30);
+    g.bench_function("human", |b| {
+        b.iter(|| {
+            let mut out = Vec::new();
+            human::render(&mut out, black_box(&diagnostics), false, 100).expect("in memory");
+            out
+        })
+    });
+    g.bench_function("github", |b| {
+        b.iter(|| {
+            let mut out = Vec::new();
+            github::render(&mut out, black_box(&diagnostics)).expect("in memory");
+            out
+        })
     });
     g.finish();
 

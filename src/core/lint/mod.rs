@@ -397,15 +397,18 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
     let helpers = threads - 1;
     let (to_helpers, inbox) = mpsc::sync_channel::<Batch>(helpers * IN_FLIGHT_PER_HELPER);
     let inbox = Mutex::new(inbox);
-    let (results, outbox) = mpsc::channel::<Vec<Found>>();
+    // A helper sends the objects back with their findings: they are dropped by the thread
+    // that made them (a block freed on another thread's heap costs the allocator a
+    // round trip through that heap).
+    let (results, outbox) = mpsc::channel::<(Vec<Found>, Batch)>();
     // Each helper's linter has these settings and memos of its own (they are not shared).
     let (cel_limits, yaml_limits, placeholders) =
         (&linter.cel_limits, linter.yaml_limits, linter.placeholders);
     let disabled = &linter.disabled;
-    let check = |batch: Batch, linter: &Linter| -> Vec<Found> {
+    let check = |batch: &Batch, linter: &Linter| -> Vec<Found> {
         batch
-            .into_iter()
-            .map(|(seq, object)| (seq, lint_object(&object, linter)))
+            .iter()
+            .map(|(seq, object)| (*seq, lint_object(object, linter)))
             .collect()
     };
     std::thread::scope(|scope| {
@@ -422,21 +425,26 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
                 loop {
                     let next = inbox.lock().unwrap_or_else(|e| e.into_inner()).recv();
                     let Ok(batch) = next else { return };
-                    if results.send(check(batch, &linter)).is_err() {
+                    if results.send((check(&batch, &linter), batch)).is_err() {
                         return;
                     }
                 }
             });
         }
-        let mut here = Vec::new();
+        drop(results);
+        let mut found = Vec::new();
         let mut batch = Vec::with_capacity(BATCH);
         // A full batch goes to a helper, or is checked here when every helper is busy: this
-        // thread never idles.
-        let hand_over = |batch: Batch, here: &mut Vec<Found>| {
+        // thread never idles. What the helpers sent back is taken in as it comes.
+        let hand_over = |batch: Batch, found: &mut Vec<Found>| {
             if let Err(mpsc::TrySendError::Full(batch) | mpsc::TrySendError::Disconnected(batch)) =
                 to_helpers.try_send(batch)
             {
-                here.extend(check(batch, linter));
+                found.extend(check(&batch, linter));
+            }
+            while let Ok((checked, objects)) = outbox.try_recv() {
+                found.extend(checked);
+                drop(objects);
             }
         };
         let mut seq = 0;
@@ -446,17 +454,20 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
             if batch.len() == BATCH {
                 hand_over(
                     std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
-                    &mut here,
+                    &mut found,
                 );
             }
             Checked::Elsewhere
         });
         if !batch.is_empty() {
-            hand_over(batch, &mut here);
+            hand_over(batch, &mut found);
         }
         drop(to_helpers);
-        drop(results);
-        report.with_elsewhere(source, here.into_iter().chain(outbox.iter().flatten()))
+        for (checked, objects) in outbox.iter() {
+            found.extend(checked);
+            drop(objects);
+        }
+        report.with_elsewhere(source, found.into_iter())
     })
 }
 
