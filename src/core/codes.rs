@@ -6,38 +6,39 @@ pub use crate::diag::CodeInfo;
 
 /// Every code, in code order.
 pub fn all() -> Vec<&'static CodeInfo> {
-    registry().to_vec()
+    registry().all.clone()
 }
 
-/// The registry, gathered once (renderers look a code up for every finding).
-fn registry() -> &'static [&'static CodeInfo] {
-    static ALL: std::sync::OnceLock<Vec<&'static CodeInfo>> = std::sync::OnceLock::new();
-    ALL.get_or_init(|| {
+/// Every code, and each by its own code (renderers look one up for every finding).
+struct Registry {
+    all: Vec<&'static CodeInfo>,
+    by_code: std::collections::HashMap<&'static str, &'static CodeInfo>,
+}
+
+/// The registry, gathered once.
+fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| {
         let mut all: Vec<&CodeInfo> = crate::core::lint::all_rules().to_vec();
         all.extend(crate::core::render::codes::ALL);
         all.extend(crate::core::doctor::codes::ALL);
-        all
+        let mut by_code = std::collections::HashMap::new();
+        for r in &all {
+            by_code.entry(r.code).or_insert(*r);
+        }
+        Registry { all, by_code }
     })
 }
 
 /// A code by its code or its name (case-insensitive).
 pub fn find(code: &str) -> Option<&'static CodeInfo> {
-    static BY_CODE: std::sync::OnceLock<
-        std::collections::HashMap<&'static str, &'static CodeInfo>,
-    > = std::sync::OnceLock::new();
     let code = code.trim();
-    // A finding's own code, as the renderers ask for it, is found at once.
-    let by_code = BY_CODE.get_or_init(|| {
-        let mut map = std::collections::HashMap::new();
-        for r in registry() {
-            map.entry(r.code).or_insert(*r);
-        }
-        map
-    });
-    if let Some(r) = by_code.get(code) {
+    let registry = registry();
+    if let Some(r) = registry.by_code.get(code) {
         return Some(r);
     }
-    registry()
+    registry
+        .all
         .iter()
         .copied()
         .find(|r| r.code.eq_ignore_ascii_case(code) || r.name.eq_ignore_ascii_case(code))

@@ -66,6 +66,11 @@ impl Styles {
 fn paint(out: &mut String, style: &str, text: &str) {
     out.push_str(style);
     out.push_str(text);
+    reset(out, style);
+}
+
+/// Ends what was written in `style` (nothing without colour).
+fn reset(out: &mut String, style: &str) {
     if !style.is_empty() {
         out.push_str(RESET);
     }
@@ -180,7 +185,6 @@ enum Mode {
 /// One report being drawn.
 struct Report<'a> {
     styles: &'a Styles,
-    width: usize,
     source: &'a Source,
     /// The text excerpts are cut from (masked where the source hides values).
     text: &'a str,
@@ -418,9 +422,7 @@ impl<'a> Report<'a> {
             Some(n) => {
                 out.push_str(self.styles.linum);
                 let _ = write!(out, "{n:>width$}");
-                if !self.styles.linum.is_empty() {
-                    out.push_str(RESET);
-                }
+                reset(out, self.styles.linum);
                 out.push_str(" │ ");
             }
             None => {
@@ -503,9 +505,7 @@ impl<'a> Report<'a> {
                     let bars = repeat - usize::from(mode == Mode::First);
                     out.push_str(hl.style);
                     push_repeat(out, '─', bars);
-                    if !hl.style.is_empty() {
-                        out.push_str(RESET);
-                    }
+                    reset(out, hl.style);
                     columns += repeat + 1;
                 }
                 break;
@@ -549,14 +549,12 @@ impl<'a> Report<'a> {
                 '─'
             });
             push_repeat(out, '─', end - vbar - 1);
-            if !hl.style.is_empty() {
-                out.push_str(RESET);
-            }
+            reset(out, hl.style);
             highest = highest.max(end);
             offsets.push(vbar);
         }
         out.push('\n');
-        for (index, hl) in single.iter().enumerate().rev() {
+        for hl in single.iter().rev() {
             let Some(label) = hl.label else { continue };
             let parts: Vec<&str> = label.split('\n').collect();
             for (n, part) in parts.iter().enumerate() {
@@ -581,16 +579,13 @@ impl<'a> Report<'a> {
                             Mode::Rest => out.push_str("  │ "),
                         }
                         paint(out, hl.style, part);
-                        if !hl.style.is_empty() {
-                            out.push_str(RESET);
-                        }
+                        reset(out, hl.style);
                         out.push('\n');
                         break;
                     }
                     paint(out, other.style, "│");
                     column += 1;
                 }
-                let _ = index;
             }
         }
     }
@@ -794,15 +789,6 @@ fn decimal_width(n: usize) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-/// The indent of a message's first line without colour.
-fn plain_mark(icon: &str) -> &'static str {
-    match icon {
-        "×" => "  × ",
-        "⚠" => "  ⚠ ",
-        _ => "  ☞ ",
-    }
-}
-
 /// Draws one diagnostic: its code, its message after the severity's mark, the excerpts of its
 /// labels, and its help.
 fn report(
@@ -811,10 +797,11 @@ fn report(
     styles: &Styles,
     width: usize,
 ) -> Result<(), Unreadable> {
-    let (style, icon) = match d.severity {
-        Severity::Error => (styles.error, "×"),
-        Severity::Warning => (styles.warning, "⚠"),
-        Severity::Info => (styles.advice, "☞"),
+    // The severity's style and mark, and the message's first indent without colour.
+    let (style, icon, plain_first) = match d.severity {
+        Severity::Error => (styles.error, "×", "  × "),
+        Severity::Warning => (styles.warning, "⚠", "  ⚠ "),
+        Severity::Info => (styles.advice, "☞", "  ☞ "),
     };
     let name = codes::find(d.code).map_or("", |r| r.name);
     out.push_str(style);
@@ -824,14 +811,12 @@ fn report(
         out.push_str(name);
         out.push(')');
     }
-    if !style.is_empty() {
-        out.push_str(RESET);
-    }
+    reset(out, style);
     out.push_str("\n\n");
 
     let (first, rest) = if style.is_empty() {
         // Without colour the indents are constant.
-        (Cow::Borrowed(plain_mark(icon)), Cow::Borrowed("  │ "))
+        (Cow::Borrowed(plain_first), Cow::Borrowed("  │ "))
     } else {
         (
             Cow::Owned(format!("  {} ", painted(style, icon))),
@@ -857,7 +842,6 @@ fn report(
         let masked = source.masked_text();
         let report = Report {
             styles,
-            width,
             source,
             text: masked.as_deref().unwrap_or(source.text()),
         };
@@ -875,7 +859,6 @@ fn report(
         // miette's order (an unstable sort by start: the same comparisons give the same order).
         labels.sort_unstable_by_key(|l| l.offset);
         report.snippets(out, &labels)?;
-        let _ = report.width;
     }
 
     if let Some(help) = &d.help {

@@ -119,12 +119,12 @@ impl Renderer<'_> {
             return self.render(diags);
         }
         let run = diags.len().div_ceil(threads);
-        let parts: Vec<io::Result<Rendered>> = std::thread::scope(|scope| {
+        let runs: io::Result<Vec<Run>> = std::thread::scope(|scope| {
             let others: Vec<_> = diags[run..]
                 .chunks(run)
-                .map(|part| scope.spawn(move || self.render(part)))
+                .map(|part| scope.spawn(move || self.run(part)))
                 .collect();
-            let first = self.render(&diags[..run]);
+            let first = self.run(&diags[..run]);
             std::iter::once(first)
                 .chain(others.into_iter().map(|h| {
                     h.join()
@@ -132,14 +132,16 @@ impl Renderer<'_> {
                 }))
                 .collect()
         });
-        let mut runs = Vec::with_capacity(parts.len());
-        for part in parts {
-            runs.extend(part?.runs);
-        }
-        Ok(Rendered { runs })
+        Ok(Rendered { runs: runs? })
     }
 
     pub fn render(&self, diags: &[Diagnostic]) -> io::Result<Rendered> {
+        Ok(Rendered {
+            runs: vec![self.run(diags)?],
+        })
+    }
+
+    fn run(&self, diags: &[Diagnostic]) -> io::Result<Run> {
         let mut bytes = Vec::new();
         let mut ends = Vec::new();
         match self.format {
@@ -159,9 +161,7 @@ impl Renderer<'_> {
                 }
             }
         }
-        Ok(Rendered {
-            runs: vec![Run { bytes, ends }],
-        })
+        Ok(Run { bytes, ends })
     }
 }
 

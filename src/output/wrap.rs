@@ -40,10 +40,6 @@ pub fn fill(out: &mut String, text: &str, width: usize, first: Indent, rest: Ind
         out.push_str(&textwrap::fill(text, options));
         return;
     }
-    if text.len() < width && !text.contains('\n') && first.text.is_empty() {
-        out.push_str(text.trim_end_matches(' '));
-        return;
-    }
     let mut rows = 0usize;
     let mut fragments = Vec::new();
     for line in text.split('\n') {
@@ -73,38 +69,34 @@ pub fn fill(out: &mut String, text: &str, width: usize, first: Indent, rest: Ind
             continue;
         }
         fragments.clear();
-        split(line, width.saturating_sub(rest.width), &mut fragments);
+        split(line, widths[1], &mut fragments);
         if !first.text.is_empty() {
             fragments.insert(0, Fragment::default());
         }
-        let mut start = 0;
-        let mut used = 0;
-        let mut taken = 0; // bytes of `line` already written
-        let mut line_rows = 0;
-        let mut emit = |from: usize, to: usize, taken: &mut usize, line_rows: &mut usize| {
+        // A row: its fragments (contiguous in `line`), without the spaces after the last.
+        let mut emit = |row: &[Fragment]| {
             if rows > 0 {
                 out.push('\n');
             }
-            let slice = &fragments[from..to];
-            if let Some(last) = slice.last() {
-                let len: usize = slice.iter().map(|f| f.end - f.start).sum();
+            if let (Some(head), Some(last)) = (row.first(), row.last()) {
                 out.push_str(if rows == 0 { first.text } else { rest.text });
-                out.push_str(&line[*taken..*taken + len - (last.end - last.word_end)]);
-                *taken += len;
+                out.push_str(&line[head.start..last.word_end]);
             }
             rows += 1;
-            *line_rows += 1;
         };
+        // First fit: a row takes fragments until the next would end past its room.
+        let (mut row_start, mut used, mut line_rows) = (0, 0, 0);
         for (i, fragment) in fragments.iter().enumerate() {
-            let room = widths.get(line_rows).copied().unwrap_or(widths[1]);
-            if used + fragment.width() > room && i > start {
-                emit(start, i, &mut taken, &mut line_rows);
-                start = i;
+            let room = widths[usize::from(line_rows > 0)];
+            if used + fragment.width() > room && i > row_start {
+                emit(&fragments[row_start..i]);
+                line_rows += 1;
+                row_start = i;
                 used = 0;
             }
-            used += fragment.width() + (fragment.end - fragment.word_end);
+            used += fragment.end - fragment.start;
         }
-        emit(start, fragments.len(), &mut taken, &mut line_rows);
+        emit(&fragments[row_start..]);
     }
 }
 

@@ -354,10 +354,7 @@ pub struct SourceReport {
 /// Lints every object of a source, one document at a time (memory is bounded by the largest
 /// document, not the file).
 pub fn lint_source(source: &Arc<Source>, linter: &Linter) -> SourceReport {
-    let mut report = lint_source_unsuppressed(source, linter);
-    report.suppressed = suppress::apply(source, &linter.disabled, &mut report.diagnostics);
-    crate::diag::sort_by_position(&mut report.diagnostics);
-    report
+    lint_source_on(source, linter, 1)
 }
 
 /// Sources smaller than this are linted on one thread whatever the jobs: a thread of its own
@@ -369,10 +366,17 @@ pub const PARALLEL_SOURCE_BYTES: usize = 64 * 1024;
 /// the objects it hands them, each with a [`Linter`] of its own. The report is the one
 /// [`lint_source`] makes: the objects' findings are put back in the order of the objects.
 pub fn lint_source_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> SourceReport {
-    if threads <= 1 || source.text().len() < PARALLEL_SOURCE_BYTES {
-        return lint_source(source, linter);
-    }
-    let mut report = lint_objects_on(source, linter, threads);
+    let mut report = if let Some(report) = helm_template(source) {
+        report
+    } else if threads <= 1 || source.text().len() < PARALLEL_SOURCE_BYTES {
+        let mut found = Vec::new();
+        lint_objects(source, linter, &mut |seq, object| {
+            found.push((seq, lint_object(&object, linter)));
+        })
+        .finish(source, found)
+    } else {
+        lint_objects_on(source, linter, threads)
+    };
     report.suppressed = suppress::apply(source, &linter.disabled, &mut report.diagnostics);
     crate::diag::sort_by_position(&mut report.diagnostics);
     report
@@ -386,14 +390,12 @@ const BATCH: usize = 8;
 const IN_FLIGHT_PER_HELPER: usize = 4;
 
 type Batch = Vec<(usize, LoadedObject)>;
+/// An object's findings (None: not an object lint checks), by its place in the source.
 type Found = (usize, Option<Vec<Diagnostic>>);
 
 fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> SourceReport {
     use std::sync::{Mutex, mpsc};
 
-    if let Some(report) = helm_template(source) {
-        return report;
-    }
     let helpers = threads - 1;
     let (to_helpers, inbox) = mpsc::sync_channel::<Batch>(helpers * IN_FLIGHT_PER_HELPER);
     let inbox = Mutex::new(inbox);
@@ -447,17 +449,14 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
                 drop(objects);
             }
         };
-        let mut seq = 0;
-        let report = lint_objects(source, linter, &mut |object| {
+        let pending = lint_objects(source, linter, &mut |seq, object| {
             batch.push((seq, object));
-            seq += 1;
             if batch.len() == BATCH {
                 hand_over(
                     std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
                     &mut found,
                 );
             }
-            Checked::Elsewhere
         });
         if !batch.is_empty() {
             hand_over(batch, &mut found);
@@ -467,66 +466,54 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
             found.extend(checked);
             drop(objects);
         }
-        report.with_elsewhere(source, found.into_iter())
+        pending.finish(source, found)
     })
 }
 
-/// Where an object was checked.
-enum Checked {
-    Here(Option<Vec<Diagnostic>>),
-    Elsewhere,
-}
-
-/// A source's report whose objects' findings are partly still to come from other threads.
+/// A source's report whose objects' findings are still to be put in.
 struct Pending {
     report: SourceReport,
-    /// Each object's findings in object order (None: not checked here).
-    checked: Vec<Option<Option<Vec<Diagnostic>>>>,
     loaded_diagnostics: Vec<Diagnostic>,
 }
 
 impl Pending {
-    fn with_elsewhere(
-        mut self,
-        source: &Arc<Source>,
-        elsewhere: impl Iterator<Item = (usize, Option<Vec<Diagnostic>>)>,
-    ) -> SourceReport {
-        for (seq, found) in elsewhere {
-            self.checked[seq] = Some(found);
-        }
-        let mut diagnostics = std::mem::take(&mut self.loaded_diagnostics);
-        for found in self.checked.into_iter().flatten() {
+    /// The report with every object's findings, in the order of the objects.
+    fn finish(self, source: &Arc<Source>, mut found: Vec<Found>) -> SourceReport {
+        // In order already when checked on one thread.
+        found.sort_unstable_by_key(|(seq, _)| *seq);
+        let mut report = self.report;
+        let mut diagnostics = self.loaded_diagnostics;
+        for (_, found) in found {
             match found {
                 Some(diags) => {
-                    self.report.linted += 1;
+                    report.linted += 1;
                     diagnostics.extend(diags);
                 }
-                None => self.report.skipped += 1,
+                None => report.skipped += 1,
             }
         }
-        let mut report = self.report;
         report.diagnostics = diagnostics;
         finish_source_report(source, &mut report);
         report
     }
 }
 
+/// Reads a source's objects, collects what is checked across objects, and hands each object
+/// with its place in the source to `check`.
 fn lint_objects(
     source: &Arc<Source>,
     linter: &Linter,
-    check: &mut dyn FnMut(LoadedObject) -> Checked,
+    check: &mut dyn FnMut(usize, LoadedObject),
 ) -> Pending {
     let mut report = SourceReport::default();
-    let mut checked = Vec::new();
+    let mut seq = 0;
     let mut providers = rules::provider_name::Providers::default();
     let mut across = Across::default();
     let loaded = objects::for_each_object(source, &linter.yaml_limits, true, &mut |object| {
         providers.collect(&object);
         across.collect(&object);
-        checked.push(match check(object) {
-            Checked::Here(found) => Some(found),
-            Checked::Elsewhere => None,
-        });
+        check(seq, object);
+        seq += 1;
     });
     report.providers = providers;
     report.across = across;
@@ -534,19 +521,8 @@ fn lint_objects(
     report.unreadable = loaded.syntax_error;
     Pending {
         report,
-        checked,
         loaded_diagnostics: loaded.diagnostics,
     }
-}
-
-fn lint_source_unsuppressed(source: &Arc<Source>, linter: &Linter) -> SourceReport {
-    if let Some(report) = helm_template(source) {
-        return report;
-    }
-    lint_objects(source, linter, &mut |object| {
-        Checked::Here(lint_object(&object, linter))
-    })
-    .with_elsewhere(source, std::iter::empty())
 }
 
 /// A Helm chart's template is not linted as manifests: the report says so.
