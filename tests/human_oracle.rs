@@ -380,3 +380,26 @@ fn a_label_past_the_end_of_its_source_is_reported_as_miette_reports_it() {
     };
     assert_same(&d, "out of range");
 }
+
+#[test]
+fn a_report_whose_findings_repeat_their_words_is_drawn_as_miette_draws_it() {
+    // The report fills a text once and draws it again from memory: the same message under
+    // another severity has another mark, and help follows its own indents.
+    let mut g = Gen(fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15));
+    let firsts: Vec<Diagnostic> = (0..200).map(|_| generated(&mut g)).collect();
+    let mut diags = firsts.clone();
+    for d in &firsts {
+        for severity in [Severity::Error, Severity::Warning, Severity::Info] {
+            diags.push(Diagnostic {
+                severity,
+                ..d.clone()
+            });
+        }
+    }
+    for color in [false, true] {
+        for width in [30, 80, 160] {
+            let (a, b) = (ours(&diags, color, width), theirs(&diags, color, width));
+            assert!(a == b, "colour {color}, width {width}");
+        }
+    }
+}

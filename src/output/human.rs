@@ -10,13 +10,16 @@
 //! wrapped by [`super::wrap`], and escapes are written only in colour.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::hash::BuildHasherDefault;
 use std::io::{self, Write};
 
 use unicode_width::UnicodeWidthChar;
 
 use super::wrap::{self, Indent};
 use crate::core::codes;
+use crate::core::fxhash::FxHasher;
 use crate::diag::{Diagnostic, MAX_SHOWN_LINE, Severity, Source};
 
 /// Lines of context above and below a label.
@@ -789,6 +792,52 @@ fn decimal_width(n: usize) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
+/// The texts of one report filled so far (messages by severity, then help), each as it was
+/// drawn: findings repeat their message and help (the same mistake in many objects), and
+/// finding a text again costs a fraction of filling it. Bounded: texts up to
+/// [`Filled::MAX_TEXT`] bytes, [`Filled::MAX_TEXTS`] of them per kind (then it starts over).
+#[derive(Default)]
+struct Filled {
+    /// Per kind of text (a severity's message, help), the text and its drawing.
+    kinds: [HashMap<Box<str>, Box<str>, BuildHasherDefault<FxHasher>>; KINDS],
+}
+
+/// The kinds of text [`Filled`] keeps apart: a message by its severity (its mark), help.
+const KINDS: usize = 4;
+const HELP: usize = 3;
+
+fn message_kind(severity: Severity) -> usize {
+    match severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Info => 2,
+    }
+}
+
+impl Filled {
+    const MAX_TEXT: usize = 1 << 10;
+    const MAX_TEXTS: usize = 512;
+
+    /// Appends `text` drawn by `draw` (which appends it to the string it is given), as drawn
+    /// before when it was.
+    fn fill(&mut self, out: &mut String, kind: usize, text: &str, draw: impl FnOnce(&mut String)) {
+        if text.len() > Self::MAX_TEXT {
+            return draw(out);
+        }
+        let map = &mut self.kinds[kind];
+        if let Some(drawn) = map.get(text) {
+            out.push_str(drawn);
+            return;
+        }
+        let start = out.len();
+        draw(out);
+        if map.len() == Self::MAX_TEXTS {
+            map.clear();
+        }
+        map.insert(text.into(), out[start..].into());
+    }
+}
+
 /// Draws one diagnostic: its code, its message after the severity's mark, the excerpts of its
 /// labels, and its help.
 fn report(
@@ -796,6 +845,7 @@ fn report(
     d: &Diagnostic,
     styles: &Styles,
     width: usize,
+    filled: &mut Filled,
 ) -> Result<(), Unreadable> {
     // The severity's style and mark, and the message's first indent without colour.
     let (style, icon, plain_first) = match d.severity {
@@ -823,19 +873,21 @@ fn report(
             Cow::Owned(format!("  {} ", painted(style, "│"))),
         )
     };
-    wrap::fill(
-        out,
-        &d.message,
-        width.saturating_sub(2),
-        Indent {
-            text: &first,
-            width: 4,
-        },
-        Indent {
-            text: &rest,
-            width: 4,
-        },
-    );
+    filled.fill(out, message_kind(d.severity), &d.message, |out| {
+        wrap::fill(
+            out,
+            &d.message,
+            width.saturating_sub(2),
+            Indent {
+                text: &first,
+                width: 4,
+            },
+            Indent {
+                text: &rest,
+                width: 4,
+            },
+        )
+    });
     out.push('\n');
 
     if let Some(source) = d.source.as_ref().filter(|_| !d.labels.is_empty()) {
@@ -867,16 +919,18 @@ fn report(
         } else {
             Cow::Owned(painted(styles.help, "  help: "))
         };
-        wrap::fill(
-            out,
-            help,
-            width.saturating_sub(2),
-            Indent {
-                text: &first,
-                width: 8,
-            },
-            Indent::plain("        "),
-        );
+        filled.fill(out, HELP, help, |out| {
+            wrap::fill(
+                out,
+                help,
+                width.saturating_sub(2),
+                Indent {
+                    text: &first,
+                    width: 8,
+                },
+                Indent::plain("        "),
+            )
+        });
         out.push('\n');
     }
     Ok(())
@@ -892,10 +946,11 @@ pub fn render(
 ) -> io::Result<()> {
     let styles = Styles::new(color);
     let mut text = String::new();
+    let mut filled = Filled::default();
     for d in diags {
         let d = displayed(d);
         text.clear();
-        if report(&mut text, &d, &styles, width).is_err() {
+        if report(&mut text, &d, &styles, width, &mut filled).is_err() {
             text.clear();
             let _ = writeln!(text, "{}: {}", d.code, d.message);
         }

@@ -101,11 +101,45 @@ pub struct Rendered {
 }
 
 /// A run of diagnostics, rendered.
-struct Run {
-    bytes: Vec<u8>,
-    /// Where each diagnostic's value ends in `bytes` (JSON and SARIF, whose stream writes
-    /// the separators between them); empty for text.
-    ends: Vec<usize>,
+enum Run {
+    /// Text (human, GitHub), in pieces.
+    Text(Pieces),
+    /// JSON or SARIF values, one after another, and where each ends in `bytes` (the stream
+    /// writes the separators between them).
+    Items { bytes: Vec<u8>, ends: Vec<usize> },
+}
+
+/// Text written in pieces of about [`PIECE`] bytes: a large report grows by a new piece,
+/// never by copying all it holds into a buffer twice as large (which touched about three
+/// times the report's size in fresh memory: a tenth of a large file's lint).
+#[derive(Default)]
+struct Pieces {
+    full: Vec<Vec<u8>>,
+    last: Vec<u8>,
+}
+
+/// The size of a piece of [`Pieces`].
+const PIECE: usize = 64 << 10;
+
+impl Write for Pieces {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.last.len() + buf.len() > PIECE && !self.last.is_empty() {
+            let full = std::mem::replace(&mut self.last, Vec::with_capacity(PIECE.max(buf.len())));
+            self.full.push(full);
+        }
+        self.last.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Pieces {
+    fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        self.full.iter().chain([&self.last]).map(Vec::as_slice)
+    }
 }
 
 /// Diagnostics fewer than this are rendered on one thread whatever the threads.
@@ -142,13 +176,13 @@ impl Renderer<'_> {
     }
 
     fn run(&self, diags: &[Diagnostic]) -> io::Result<Run> {
-        let mut bytes = Vec::new();
-        let mut ends = Vec::new();
+        let mut text = Pieces::default();
         match self.format {
-            Format::Human { color, width } => human::render(&mut bytes, diags, color, width)?,
-            Format::Github => github::render(&mut bytes, diags)?,
+            Format::Human { color, width } => human::render(&mut text, diags, color, width)?,
+            Format::Github => github::render(&mut text, diags)?,
             Format::Json | Format::Sarif => {
-                ends.reserve(diags.len());
+                let mut bytes = Vec::new();
+                let mut ends = Vec::with_capacity(diags.len());
                 let item = Pretty::at(self.depth);
                 for d in diags {
                     match self.format {
@@ -159,9 +193,10 @@ impl Renderer<'_> {
                     }
                     ends.push(bytes.len());
                 }
+                return Ok(Run::Items { bytes, ends });
             }
         }
-        Ok(Run { bytes, ends })
+        Ok(Run::Text(text))
     }
 }
 
@@ -213,14 +248,25 @@ impl<'w> Stream<'w> {
     /// Writes diagnostics rendered by [`Stream::renderer`], in the order they are given.
     pub fn write_rendered(&mut self, r: &Rendered) -> io::Result<()> {
         for run in &r.runs {
-            match &mut self.out {
-                Out::Text(out) => out.write_all(&run.bytes)?,
-                Out::Document(doc) => {
+            match (&mut self.out, run) {
+                (Out::Text(out), Run::Text(text)) => {
+                    for piece in text.iter() {
+                        out.write_all(piece)?;
+                    }
+                }
+                (Out::Document(doc), Run::Items { bytes, ends }) => {
                     let mut start = 0;
-                    for &end in &run.ends {
-                        doc.serialized(&run.bytes[start..end])?;
+                    for &end in ends {
+                        doc.serialized(&bytes[start..end])?;
                         start = end;
                     }
+                }
+                // Rendered by the renderer of a stream of another format.
+                _ => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "diagnostics rendered for a report of another format",
+                    ));
                 }
             }
         }
@@ -404,5 +450,66 @@ mod tests {
                 String::from_utf8(want).unwrap()
             );
         }
+    }
+
+    #[test]
+    fn a_report_of_many_pieces_is_written_whole_and_in_order() {
+        // Several pieces' worth of findings, one of them longer than a piece alone.
+        let long = "word ".repeat(PIECE / 4);
+        let source = Source::new("a.yaml", "a: 1\n");
+        let diags: Vec<Diagnostic> = (0..2_000)
+            .map(|i| {
+                let message = if i == 700 {
+                    long.clone()
+                } else {
+                    format!("finding {i}")
+                };
+                Diagnostic::warning("KSM402", message).at(&source, 0..1)
+            })
+            .collect();
+        let format = Format::Human {
+            color: false,
+            width: 80,
+        };
+        let mut want = Vec::new();
+        human::render(&mut want, &diags, false, 80).unwrap();
+        assert!(want.len() > 4 * PIECE);
+        for threads in [1, 3] {
+            let mut out = Vec::new();
+            let mut report = Stream::begin(&mut out, format).unwrap();
+            let rendered = report.renderer().render_on(&diags, threads).unwrap();
+            let pieces: usize = rendered
+                .runs
+                .iter()
+                .map(|r| match r {
+                    Run::Text(p) => p.iter().count(),
+                    Run::Items { .. } => 0,
+                })
+                .sum();
+            assert!(pieces > 4, "{pieces} pieces");
+            report.write_rendered(&rendered).unwrap();
+            assert!(out == want, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn a_run_of_another_format_is_refused() {
+        let diags = &diagnostics()[0];
+        let mut out = Vec::new();
+        let human = Stream::begin(&mut out, Format::Json)
+            .unwrap()
+            .renderer()
+            .render(diags)
+            .unwrap();
+        let mut out = Vec::new();
+        let mut report = Stream::begin(&mut out, Format::Sarif).unwrap();
+        assert!(report.write_rendered(&human).is_ok());
+        let text = Stream::begin(&mut Vec::new(), Format::Github)
+            .unwrap()
+            .renderer()
+            .render(diags)
+            .unwrap();
+        let err = report.write_rendered(&text).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 }
