@@ -118,7 +118,7 @@ pub struct Linter {
     /// Compile results by rule text (compiled under `cel_limits`).
     pub(crate) compiled: Memo<String, Rc<CompileResult>>,
     /// KSM204 findings by rule (the compile its sites share) and what the target may omit.
-    pub(crate) unguarded: Memo<(ByAddress<CompileResult>, usize), Rc<Vec<rules::Unguarded>>>,
+    pub(crate) unguarded: Memo<(ByAddress<CompileResult>, usize), Rc<rules::UnguardedAnalysis>>,
 }
 
 impl Default for Linter {
@@ -483,6 +483,8 @@ impl Pending {
         found.sort_unstable_by_key(|(seq, _)| *seq);
         let mut report = self.report;
         let mut diagnostics = self.loaded_diagnostics;
+        let count: usize = found.iter().flat_map(|(_, f)| f).map(Vec::len).sum();
+        diagnostics.reserve_exact(count);
         for (_, found) in found {
             match found {
                 Some(diags) => {

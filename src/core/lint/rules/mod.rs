@@ -30,7 +30,7 @@ mod service_name;
 pub mod template_chain;
 mod unguarded_field;
 
-pub(crate) use unguarded_field::Unguarded;
+pub(crate) use unguarded_field::Analysis as UnguardedAnalysis;
 
 use super::{Context, RuleInfo, Target, key};
 use crate::core::cel;

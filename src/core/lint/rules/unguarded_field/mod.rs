@@ -56,42 +56,69 @@ pub fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let risky = Risky::for_target(site.target_api_version, site.target_kind);
-        let found = unguarded_reads_memo(ctx, site, rule, &risky);
+        let analysis = analysis_memo(ctx, site, rule, &risky);
+        let found = &analysis.reads;
         let Some(first) = found.first() else { continue };
-        let names: Vec<String> = found
-            .iter()
-            .map(|r| format!("`self.{}`", r.path().join(".")))
-            .collect();
-        let why = match &risky {
-            Risky::Fields(_) => {
-                if found.len() == 1 {
-                    "Kubernetes omits this field when it is zero or not yet set".to_string()
-                } else {
-                    "Kubernetes omits these fields when they are zero or not yet set".to_string()
-                }
-            }
-            Risky::Status => format!(
-                "a {} has no status until its controller first writes one",
-                site.target_kind
-            ),
+        let (message, help) = match &analysis.words {
+            Some((message, help)) => (message.clone(), help.clone()),
+            None => words(site, found, &risky),
         };
         let mut d = ctx
-            .diag(
-                &INFO,
-                format!(
-                    "{} {} read without a has() guard: {why}, and the rule then fails with \
-                     \"no such key\" instead of returning false",
-                    names.join(", "),
-                    if found.len() == 1 { "is" } else { "are" }
-                ),
-                ctx.rule_span(site, first.span.clone()),
-            )
+            .diag(&INFO, message, ctx.rule_span(site, first.span.clone()))
             .label("may be missing");
         for r in &found[1..] {
             d = d.secondary(ctx.rule_span(site, r.span.clone()), "may be missing");
         }
-        out.push(d.help(format!("guard the rule:\n  {}", guarded_rule(site, &found))));
+        out.push(d.help(help));
     }
+}
+
+/// What KSM204 finds in a rule for what its target may omit, and the words of the finding.
+#[derive(Debug)]
+pub(crate) struct Analysis {
+    reads: Vec<Unguarded>,
+    /// The finding's message and help when they are the same at every site of the rule (the
+    /// fields of a built-in kind; for a custom resource the message names the site's kind):
+    /// composed once, not at every site (about 4 % of a lint of SMPs whose rules repeat).
+    words: Option<(String, String)>,
+}
+
+impl Analysis {
+    fn of(site: &RuleSite, rule: &CompiledRule, risky: &Risky) -> Analysis {
+        let reads = analyse(rule, risky).0;
+        let words = (matches!(risky, Risky::Fields(_)) && !reads.is_empty())
+            .then(|| words(site, &reads, risky));
+        Analysis { reads, words }
+    }
+}
+
+/// The message and the help of a finding of `found` in `site`'s rule.
+fn words(site: &RuleSite, found: &[Unguarded], risky: &Risky) -> (String, String) {
+    let names: Vec<String> = found
+        .iter()
+        .map(|r| format!("`self.{}`", r.path().join(".")))
+        .collect();
+    let why = match risky {
+        Risky::Fields(_) => {
+            if found.len() == 1 {
+                "Kubernetes omits this field when it is zero or not yet set".to_string()
+            } else {
+                "Kubernetes omits these fields when they are zero or not yet set".to_string()
+            }
+        }
+        Risky::Status => format!(
+            "a {} has no status until its controller first writes one",
+            site.target_kind
+        ),
+    };
+    let message = format!(
+        "{} {} read without a has() guard: {why}, and the rule then fails with \
+         \"no such key\" instead of returning false",
+        names.join(", "),
+        if found.len() == 1 { "is" } else { "are" }
+    );
+    let help = format!("guard the rule:\n  {}", guarded_rule(site, found));
+    (message, help)
 }
 
 /// The rule with `has()` guards in front, as the fix to show.
@@ -167,7 +194,7 @@ struct Prefix {
 
 /// A read of a path that may be missing.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Unguarded {
+struct Unguarded {
     /// The risky prefix of the read, e.g. `["status", "readyReplicas"]` (`status` is always
     /// present on built-in kinds, so only `status.<field>` is guarded there).
     prefix: Prefix,
@@ -182,24 +209,24 @@ impl Unguarded {
     }
 }
 
-/// [`analyse`] of a rule site, remembered by the linter: the result depends only on the rule
+/// [`Analysis::of`] a rule site, remembered by the linter: the result depends only on the rule
 /// and on what may be missing in the target. Sites of the same rule text share one compile
 /// (see [`crate::core::lint::compile_rule`]), which is the key. The tree walked is the
 /// compiled one (a rule that compiles is no deeper than the recursion limit, so the walk
 /// stays shallow).
-fn unguarded_reads_memo(
+fn analysis_memo(
     ctx: &Context,
     site: &RuleSite,
     rule: &CompiledRule,
     risky: &Risky,
-) -> Rc<Vec<Unguarded>> {
+) -> Rc<Analysis> {
     if site.text.len() > MEMO_MAX_RULE_BYTES {
-        return Rc::new(analyse(rule, risky).0);
+        return Rc::new(Analysis::of(site, rule, risky));
     }
     let key = (ByAddress(site.compiled.clone()), risky.key());
     ctx.linter
         .unguarded
-        .get_or_insert_with(&key, || Rc::new(analyse(rule, risky).0))
+        .get_or_insert_with(&key, || Rc::new(Analysis::of(site, rule, risky)))
 }
 
 /// [`analyse`] of a readiness rule compiled alone, with no limit on its size: none if it

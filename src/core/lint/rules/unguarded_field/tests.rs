@@ -238,3 +238,54 @@ fn reads_through_parentheses_and_mixed_syntax_are_found() {
         ["status.readyReplicas@self.status['readyReplicas']"]
     );
 }
+
+#[test]
+fn findings_of_a_rule_seen_before_say_what_they_said_at_every_site() {
+    // The same rule on a Deployment twice, and on two custom resources: one linter, so the
+    // later sites take the analysis (and, for the Deployment, the words) from its memo.
+    let rule = "self.status.readyReplicas > 0";
+    let site = |kind: &str, name: &str| {
+        format!(
+            "  - apiVersion: example.com/v1\n    kind: {kind}\n    name: {name}\n    \
+             namespace: x\n    readinessRule: {rule}\n"
+        )
+    };
+    let text = smp_with_rule(rule).replace(
+        "  provisioner: []\n",
+        &format!(
+            "  provisioner:\n{}{}{}",
+            site("Foo", "a"),
+            site("Bar", "b"),
+            site("Foo", "c").replace(
+                "example.com/v1\n    kind: Foo",
+                "apps/v1\n    kind: Deployment"
+            ),
+        ),
+    );
+    let linter = crate::core::lint::Linter::default();
+    let source = crate::diag::Source::new("t.yaml", text);
+    let once = crate::core::lint::lint_source(&source, &linter);
+    let again = crate::core::lint::lint_source(&source, &linter);
+    let words = |r: &crate::core::lint::SourceReport| -> Vec<(String, String)> {
+        r.diagnostics
+            .iter()
+            .filter(|d| d.code == "KSM204")
+            .map(|d| (d.message.clone(), d.help.clone().unwrap_or_default()))
+            .collect()
+    };
+    let found = words(&once);
+    assert_eq!(found.len(), 4, "{found:?}");
+    assert_eq!(found, words(&again));
+    // Each custom resource's finding names its own kind; the Deployments' are alike.
+    assert!(found[1].0.contains("a Foo has no status"), "{found:?}");
+    assert!(found[2].0.contains("a Bar has no status"), "{found:?}");
+    assert_eq!(found[0], found[3]);
+    assert!(
+        found[0].0.contains("`self.status.readyReplicas` is read"),
+        "{found:?}"
+    );
+    assert_eq!(
+        found[0].1,
+        format!("guard the rule:\n  has(self.status.readyReplicas) && {rule}")
+    );
+}
