@@ -145,7 +145,7 @@ impl Source {
     /// Where each line starts (the first at 0), found once.
     fn line_starts(&self) -> &[usize] {
         self.line_starts.get_or_init(|| {
-            let breaks = self.text.bytes().filter(|&b| b == b'\n').count();
+            let breaks = memchr::memchr_iter(b'\n', self.text.as_bytes()).count();
             let mut starts = Vec::with_capacity(breaks + 1);
             starts.push(0);
             starts.extend(newlines(&self.text));
@@ -329,10 +329,7 @@ impl Source {
 }
 
 fn newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
-    text.bytes()
-        .enumerate()
-        .filter(|&(_, b)| b == b'\n')
-        .map(|(i, _)| i + 1)
+    memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1)
 }
 
 #[cfg(test)]
