@@ -13,7 +13,10 @@
 //! - `lint`: `core::lint::lint_source` (load + every lint check);
 //! - `lint (every rule unique)`: the same documents with every rule text different;
 //! - `lint, new linter` and `lint on 2 threads, new linter`: `lint_source` and
-//!   `core::lint::lint_source_on` with one helper thread, each with a linter of its own.
+//!   `core::lint::lint_source_on` with one helper thread, each with a linter of its own
+//!   (the source cut into pieces read on both threads); `lint on 2 threads, read whole, new
+//!   linter`: the same source behind a comment that is not ASCII, which is read whole on
+//!   this thread while the helper checks the objects it is handed.
 //!
 //! In the group `report` (throughput in findings), the human report and the GitHub
 //! workflow commands of the 1,250 findings of `lint`.
@@ -171,6 +174,10 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("lint on 2 threads, new linter", |b| {
         b.iter(|| lint_source_on(black_box(&source), &Linter::default(), 2))
+    });
+    let whole = Source::new("bench.yaml", format!("# read whole: é\n{}", source.text()));
+    g.bench_function("lint on 2 threads, read whole, new linter", |b| {
+        b.iter(|| lint_source_on(black_box(&whole), &Linter::default(), 2))
     });
     g.finish();
 

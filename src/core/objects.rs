@@ -143,26 +143,7 @@ pub fn for_each_object(
 ) -> Loaded {
     let mut loaded = Loaded::default();
     let err = yaml::for_each_document(source, limits, &mut |doc| {
-        loaded.documents += 1;
-        let Some(root) = doc.root else { return };
-        for span in secret::secret_spans(&root) {
-            source.hide(span);
-        }
-        let json = match root.to_json(limits) {
-            Ok(j) => j,
-            Err(e) => {
-                loaded.diagnostics.push(
-                    Diagnostic::error(CODE_SYNTAX, e.message)
-                        .at(source, source.first_line(e.offset..e.offset + 1))
-                        .help(
-                            "simplify the document: anchors and aliases must not multiply its size",
-                        ),
-                );
-                loaded.syntax_error = true;
-                return;
-            }
-        };
-        push_objects(source, doc.index, root, json, keep_nodes, &mut loaded, f);
+        load_document(source, doc, limits, keep_nodes, &mut loaded, f);
     });
     if let Some(e) = err {
         hide_unparsed(source, e.offset);
@@ -175,6 +156,55 @@ pub fn for_each_object(
         );
     }
     loaded
+}
+
+/// [`for_each_object`] of the documents in `piece` of `source` (cut at a document marker:
+/// [`yaml::split_at_documents`]) read as a stream of their own: the objects' `document`
+/// counts from the piece's first. `None` where the piece is not read as it is in its
+/// stream: a source whose offsets are not marker indices, a syntax error, a document that
+/// is not an object (its finding numbers the document in the stream); the caller then reads
+/// the source whole. What `f` was given by then is to be discarded.
+pub fn for_each_object_in(
+    source: &Arc<Source>,
+    piece: std::ops::Range<usize>,
+    limits: &yaml::Limits,
+    keep_nodes: bool,
+    f: &mut dyn FnMut(LoadedObject),
+) -> Option<Loaded> {
+    let mut loaded = Loaded::default();
+    let err = yaml::for_each_document_in(source, piece, limits, &mut |doc| {
+        load_document(source, doc, limits, keep_nodes, &mut loaded, f);
+    })?;
+    (err.is_none() && loaded.diagnostics.is_empty()).then_some(loaded)
+}
+
+/// One document's objects to `f`, its Secrets' values hidden in `source`.
+fn load_document(
+    source: &Arc<Source>,
+    doc: yaml::Document,
+    limits: &yaml::Limits,
+    keep_nodes: bool,
+    loaded: &mut Loaded,
+    f: &mut dyn FnMut(LoadedObject),
+) {
+    loaded.documents += 1;
+    let Some(root) = doc.root else { return };
+    for span in secret::secret_spans(&root) {
+        source.hide(span);
+    }
+    let json = match root.to_json(limits) {
+        Ok(j) => j,
+        Err(e) => {
+            loaded.diagnostics.push(
+                Diagnostic::error(CODE_SYNTAX, e.message)
+                    .at(source, source.first_line(e.offset..e.offset + 1))
+                    .help("simplify the document: anchors and aliases must not multiply its size"),
+            );
+            loaded.syntax_error = true;
+            return;
+        }
+    };
+    push_objects(source, doc.index, root, json, keep_nodes, loaded, f);
 }
 
 /// The document around a syntax error is not known object by object: if its text names a

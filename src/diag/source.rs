@@ -221,11 +221,17 @@ impl Source {
         hidden.masked.clone()
     }
 
+    /// Byte offsets are character indices, and so saphyr's marker indices (an ASCII text that
+    /// starts its file).
+    pub fn offsets_are_indices(&self) -> bool {
+        self.ascii && self.line_base == 0 && self.col_base == 0
+    }
+
     /// Byte offset of a saphyr marker of this source's text: its character index where
     /// characters are bytes (an ASCII text that starts its file), so no line need be found;
     /// else from its line and column ([`Source::offset_of`]).
     pub fn offset_of_marker(&self, index: usize, line: usize, col_chars: usize) -> usize {
-        if self.ascii && self.line_base == 0 && self.col_base == 0 {
+        if self.offsets_are_indices() {
             return index.min(self.text.len());
         }
         self.offset_of(line, col_chars)

@@ -67,6 +67,15 @@ impl Across {
         self.mcs.collect(object, &mut self.budget);
     }
 
+    /// Positions kept with their excerpt: at most [`EXCERPTS_PER_FILE`], the rest by their
+    /// text alone.
+    pub fn excerpts_kept(&self) -> usize {
+        EXCERPTS_PER_FILE - self.budget.0
+    }
+
+    /// The excerpts one input keeps ([`Across::excerpts_kept`]).
+    pub const EXCERPTS: usize = EXCERPTS_PER_FILE;
+
     /// Takes in what another input contributed (in input order).
     pub fn absorb(&mut self, other: Across) {
         self.chains.absorb(other.chains);

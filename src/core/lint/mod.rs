@@ -121,6 +121,26 @@ pub struct Linter {
     pub(crate) unguarded: Memo<(ByAddress<CompileResult>, usize), Rc<rules::UnguardedAnalysis>>,
 }
 
+impl Linter {
+    /// What makes a linter with these settings and memos of its own, on any thread (a
+    /// linter's memos are its thread's).
+    fn maker(&self) -> impl Fn() -> Linter + Sync + '_ {
+        let (cel_limits, yaml_limits, placeholders, disabled) = (
+            &self.cel_limits,
+            self.yaml_limits,
+            self.placeholders,
+            &self.disabled,
+        );
+        move || Linter {
+            cel_limits: cel_limits.clone(),
+            yaml_limits,
+            placeholders,
+            disabled: disabled.clone(),
+            ..Linter::default()
+        }
+    }
+}
+
 impl Default for Linter {
     fn default() -> Self {
         Linter {
@@ -374,12 +394,116 @@ pub fn lint_source_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> 
             found.push((seq, lint_object(&object, linter)));
         })
         .finish(source, found)
+    } else if let Some(report) = lint_pieces(source, linter, threads) {
+        report
     } else {
         lint_objects_on(source, linter, threads)
     };
     report.suppressed = suppress::apply(source, &linter.disabled, &mut report.diagnostics);
     crate::diag::sort_by_position(&mut report.diagnostics);
     report
+}
+
+/// The size of the pieces a large source is cut into for [`lint_pieces`]: small enough that
+/// every thread has several, large enough that each holds many documents.
+const PIECE_BYTES: usize = 32 * 1024;
+
+/// What one piece of a source held: its documents, its objects' findings in order, and what
+/// they contribute to the checks across objects.
+struct Piece {
+    documents: usize,
+    found: Vec<Option<Vec<Diagnostic>>>,
+    providers: rules::provider_name::Providers,
+    across: Across,
+}
+
+/// A large source cut at its document markers into pieces that `threads` threads read and
+/// check at once, each piece as a stream of its own (each thread with a [`Linter`] of its
+/// own; the objects dropped where they were made). What the pieces contribute to the checks
+/// across objects is taken in in their order, as the inputs of a run are. `None` when the
+/// pieces would not be read as the stream is (not every offset a marker index, a budget
+/// for the whole source, a syntax error, a document that is not an object):
+/// [`lint_objects_on`] reads it whole.
+fn lint_pieces(source: &Arc<Source>, linter: &Linter, threads: usize) -> Option<SourceReport> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    if !source.offsets_are_indices() || linter.yaml_limits.max_total_nodes != usize::MAX {
+        return None;
+    }
+    let text = source.text();
+    let pieces = yaml::split_at_documents(text, text.len() / PIECE_BYTES);
+    if pieces.len() < 2 {
+        return None;
+    }
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let read: Mutex<Vec<Option<Piece>>> = Mutex::new((0..pieces.len()).map(|_| None).collect());
+    let work = |linter: &Linter| {
+        while !failed.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(range) = pieces.get(i) else { return };
+            let mut providers = rules::provider_name::Providers::default();
+            let mut across = Across::default();
+            let mut found = Vec::new();
+            let loaded = objects::for_each_object_in(
+                source,
+                range.clone(),
+                &linter.yaml_limits,
+                true,
+                &mut |object| {
+                    providers.collect(&object);
+                    across.collect(&object);
+                    found.push(lint_object(&object, linter));
+                },
+            );
+            let Some(loaded) = loaded else {
+                failed.store(true, Ordering::Relaxed);
+                return;
+            };
+            let piece = Piece {
+                documents: loaded.documents,
+                found,
+                providers,
+                across,
+            };
+            read.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(piece);
+        }
+    };
+    let helper = linter.maker();
+    std::thread::scope(|scope| {
+        for _ in 1..threads.min(pieces.len()) {
+            scope.spawn(|| work(&helper()));
+        }
+        work(linter);
+    });
+    let read = read.into_inner().unwrap_or_else(|e| e.into_inner());
+    // The checks across objects keep a file's first positions with an excerpt, the later
+    // ones by their text: the pieces, each counting its own, agree with the whole only while
+    // all of them keep fewer than a file's share.
+    let excerpts: usize = read
+        .iter()
+        .flatten()
+        .map(|p| p.across.excerpts_kept())
+        .sum();
+    if failed.into_inner() || excerpts >= Across::EXCERPTS {
+        return None;
+    }
+    let mut report = SourceReport::default();
+    let mut found = Vec::new();
+    for piece in read {
+        let piece = piece?;
+        report.documents += piece.documents;
+        report.providers.absorb(piece.providers);
+        report.across.absorb(piece.across);
+        found.extend(piece.found);
+    }
+    let found = found.into_iter().enumerate().collect();
+    let pending = Pending {
+        report,
+        loaded_diagnostics: Vec::new(),
+    };
+    Some(pending.finish(source, found))
 }
 
 /// Objects handed to a helper at once: one wake-up of a waiting helper costs about what
@@ -404,9 +528,7 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
     // round trip through that heap).
     let (results, outbox) = mpsc::channel::<(Vec<Found>, Batch)>();
     // Each helper's linter has these settings and memos of its own (they are not shared).
-    let (cel_limits, yaml_limits, placeholders) =
-        (&linter.cel_limits, linter.yaml_limits, linter.placeholders);
-    let disabled = &linter.disabled;
+    let helper = linter.maker();
     let check = |batch: &Batch, linter: &Linter| -> Vec<Found> {
         batch
             .iter()
@@ -416,14 +538,9 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
     std::thread::scope(|scope| {
         for _ in 0..helpers {
             let (inbox, results) = (&inbox, results.clone());
+            let helper = &helper;
             scope.spawn(move || {
-                let linter = Linter {
-                    cel_limits: cel_limits.clone(),
-                    yaml_limits,
-                    placeholders,
-                    disabled: disabled.clone(),
-                    ..Linter::default()
-                };
+                let linter = helper();
                 loop {
                     let next = inbox.lock().unwrap_or_else(|e| e.into_inner()).recv();
                     let Ok(batch) = next else { return };
@@ -825,5 +942,124 @@ mod parallel_tests {
         ));
         assert_eq!(one, two);
         assert!(!one.iter().any(|l| l.starts_with("KSM204")));
+    }
+
+    /// Objects only, read by pieces, with what is checked across objects spread over them:
+    /// ServiceSets naming providers defined before, after and never (the budget of excerpts
+    /// per name passed), MultiClusterServices depending on each other in a cycle.
+    fn objects_only() -> String {
+        let mut tail = String::new();
+        for i in 0..40 {
+            tail.push_str(&format!(
+                "---\napiVersion: k0rdent.mirantis.com/v1beta1\nkind: ServiceSet\n\
+                 metadata:\n  name: s{i}\n  namespace: n\nspec:\n  provider:\n    \
+                 name: {}\n",
+                ["ksm-flx", "late-smp", "ksm-flux"][i % 3]
+            ));
+            tail.push_str(&format!(
+                "---\napiVersion: k0rdent.mirantis.com/v1beta1\nkind: MultiClusterService\n\
+                 metadata:\n  name: m{i}\nspec:\n  dependsOn: [m{}]\n  clusterSelector: {{}}\n",
+                (i + 1) % 40
+            ));
+            if i == 30 {
+                tail.push_str(&stream(&["examples/smp-flux.yaml"], ""));
+            }
+        }
+        tail.push_str(
+            "---\napiVersion: k0rdent.mirantis.com/v1beta1\nkind: StateManagementProvider\n\
+             metadata: {name: late-smp}\nspec: {selector: {}}\n",
+        );
+        let files: Vec<&str> = FILES
+            .iter()
+            .copied()
+            .filter(|f| *f != "lint/not-objects.yaml")
+            .collect();
+        stream(&files, &tail)
+    }
+
+    #[test]
+    fn a_source_of_objects_is_read_in_pieces_on_every_thread_as_whole() {
+        let text = objects_only();
+        let source = Source::new("big.yaml", &*text);
+        let whole = said(&lint_source(&source, &Linter::default()));
+        let across = whole
+            .iter()
+            .filter(|l| {
+                ["KSM406", "KSM424", "KSM425"]
+                    .iter()
+                    .any(|c| l.starts_with(c))
+            })
+            .count();
+        assert!(across > 40, "{across} findings across objects");
+        for threads in [2, 3, 8] {
+            let source = Source::new("big.yaml", &*text);
+            let pieces = lint_pieces(&source, &Linter::default(), threads)
+                .expect("a source of objects is read in pieces");
+            let mut pieces = pieces;
+            pieces.suppressed = suppress::apply(&source, &[], &mut pieces.diagnostics);
+            crate::diag::sort_by_position(&mut pieces.diagnostics);
+            assert_eq!(whole, said(&pieces), "{threads} threads");
+        }
+        assert_same_on_every_thread_count(&text);
+    }
+
+    #[test]
+    fn a_source_its_pieces_would_read_otherwise_is_read_whole() {
+        let ok = objects_only();
+        let cases = [
+            // A document that is not an object: its finding numbers it in the stream.
+            stream(FILES, ""),
+            // A syntax error, and one that a cut would move: a flow sequence open across a
+            // document marker.
+            format!("{ok}---\na: [1, 2\n"),
+            format!(
+                "{}---\na: [1,\n---\n]\n{}",
+                &ok[..ok.len() / 2],
+                &ok[ok.len() / 2..]
+            ),
+            // A directive, cut from the document it is for.
+            format!("{}%YAML 1.2\n{}", &ok[..ok.len() / 2], &ok[ok.len() / 2..]),
+            // Not every offset a marker index.
+            format!("# é\n{ok}"),
+        ];
+        for (i, text) in cases.iter().enumerate() {
+            let source = Source::new("big.yaml", text.as_str());
+            assert!(
+                lint_pieces(&source, &Linter::default(), 2).is_none(),
+                "case {i}"
+            );
+            assert_same_on_every_thread_count(text);
+        }
+        let budget = Linter {
+            yaml_limits: yaml::Limits {
+                max_total_nodes: 1 << 30,
+                ..yaml::Limits::default()
+            },
+            ..Linter::default()
+        };
+        assert!(lint_pieces(&Source::new("big.yaml", ok.as_str()), &budget, 2).is_none());
+    }
+
+    #[test]
+    fn positions_past_a_files_excerpts_are_kept_as_by_the_whole() {
+        // More positions kept across objects than a file keeps with excerpts: the pieces
+        // would each keep theirs; the source is read whole.
+        let mut text = objects_only();
+        for i in 0..(Across::EXCERPTS + 10) {
+            text.push_str(&format!(
+                "---\napiVersion: k0rdent.mirantis.com/v1beta1\nkind: MultiClusterService\n\
+                 metadata:\n  name: x{i}\nspec:\n  dependsOn: [x{}]\n  clusterSelector: {{}}\n",
+                (i + 1) % (Across::EXCERPTS + 10)
+            ));
+        }
+        assert!(
+            lint_pieces(
+                &Source::new("big.yaml", text.as_str()),
+                &Linter::default(),
+                2
+            )
+            .is_none()
+        );
+        assert_same_on_every_thread_count(&text);
     }
 }

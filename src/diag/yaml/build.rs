@@ -24,7 +24,38 @@ pub fn for_each_document(
     limits: &Limits,
     f: &mut dyn FnMut(Document),
 ) -> Option<YamlError> {
-    let mut parser = Parser::new_from_str(source.text());
+    documents(source, None, limits, f)
+}
+
+/// [`for_each_document`] of the text of `source` in `piece` (a piece cut at a document
+/// marker: [`super::split_at_documents`]), read as a stream of its own: its documents are
+/// numbered from 0, positions are the source's. Only for a source whose offsets are its
+/// saphyr markers' indices ([`Source::offsets_are_indices`]); `None` for any other (the
+/// caller reads it whole).
+pub fn for_each_document_in(
+    source: &Source,
+    piece: std::ops::Range<usize>,
+    limits: &Limits,
+    f: &mut dyn FnMut(Document),
+) -> Option<Option<YamlError>> {
+    if !source.offsets_are_indices() || source.text().get(piece.clone()).is_none() {
+        return None;
+    }
+    Some(documents(source, Some(piece), limits, f))
+}
+
+fn documents(
+    source: &Source,
+    piece: Option<std::ops::Range<usize>>,
+    limits: &Limits,
+    f: &mut dyn FnMut(Document),
+) -> Option<YamlError> {
+    let (text, base) = match &piece {
+        Some(p) => (&source.text()[p.clone()], Some(p.start)),
+        None => (source.text(), None),
+    };
+    let at = Offsets { source, base };
+    let mut parser = Parser::new_from_str(text);
     let mut builder = Builder {
         limits: *limits,
         nodes_left: limits.max_nodes,
@@ -49,11 +80,11 @@ pub fn for_each_document(
                 };
                 return Some(YamlError {
                     message,
-                    offset: source.offset_of_marker(m.index(), m.line(), m.col()),
+                    offset: at.of(*m),
                 });
             }
         };
-        match builder.push(source, event, span) {
+        match builder.push(&at, event, span) {
             Ok(Some(DocEvent::Start(start))) => {
                 builder.doc_start = start;
                 builder.nodes_left = limits.max_nodes;
@@ -75,6 +106,22 @@ pub fn for_each_document(
         }
     }
     None
+}
+
+/// Byte offsets of saphyr's markers in the source: of the whole text, or (`base`) of a piece
+/// of a source whose offsets are marker indices, starting at byte `base`.
+struct Offsets<'a> {
+    source: &'a Source,
+    base: Option<usize>,
+}
+
+impl Offsets<'_> {
+    fn of(&self, m: saphyr_parser::Marker) -> usize {
+        match self.base {
+            None => self.source.offset_of_marker(m.index(), m.line(), m.col()),
+            Some(base) => (base + m.index()).min(self.source.text().len()),
+        }
+    }
 }
 
 enum DocEvent {
@@ -114,11 +161,11 @@ struct Builder {
 impl Builder {
     fn push(
         &mut self,
-        source: &Source,
+        offsets: &Offsets,
         event: Event<'_>,
         span: Span,
     ) -> Result<Option<DocEvent>, YamlError> {
-        let at = |m: saphyr_parser::Marker| source.offset_of_marker(m.index(), m.line(), m.col());
+        let at = |m: saphyr_parser::Marker| offsets.of(m);
         let start = at(span.start);
         let end = || at(span.end);
         if matches!(

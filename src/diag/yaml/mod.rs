@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::source::Source;
 
-pub use build::for_each_document;
+pub use build::{for_each_document, for_each_document_in};
 pub(crate) use json::float_json;
 pub use scalar::resolve_plain_scalar;
 pub use values::{document_values, document_values_parallel};
@@ -291,6 +291,33 @@ pub fn parse_documents_with(
     let mut docs = Vec::new();
     let err = for_each_document(source, limits, &mut |d| docs.push(d));
     (docs, err)
+}
+
+/// `text` cut into about `n` pieces of similar size, as byte ranges, each but the first
+/// starting at a line `---` (followed by a space, a tab or the end of the line): a document
+/// marker, which YAML lets no scalar or collection continue across.
+pub fn split_at_documents(text: &str, n: usize) -> Vec<std::ops::Range<usize>> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for k in 1..n {
+        let target = (text.len() * k / n).max(start);
+        let Some(cut) = text[target..]
+            .match_indices("\n---")
+            .map(|(i, _)| target + i + 1)
+            .find(|&i| {
+                matches!(
+                    text.as_bytes().get(i + 3),
+                    None | Some(b'\n' | b'\r' | b' ' | b'\t')
+                )
+            })
+        else {
+            break;
+        };
+        pieces.push(start..cut);
+        start = cut;
+    }
+    pieces.push(start..text.len());
+    pieces
 }
 
 #[cfg(test)]

@@ -175,7 +175,10 @@ pub fn document_values_parallel(text: &str, limits: &Limits, threads: usize) -> 
 }
 
 fn read_in_pieces(text: &str, limits: &Limits, n: usize) -> Option<Vec<Value>> {
-    let pieces = split_at_documents(text, n.max(1));
+    let pieces: Vec<&str> = super::split_at_documents(text, n.max(1))
+        .into_iter()
+        .map(|piece| &text[piece])
+        .collect();
     if pieces.len() < 2 {
         return document_values(text, limits);
     }
@@ -201,32 +204,6 @@ fn read_in_pieces(text: &str, limits: &Limits, n: usize) -> Option<Vec<Value>> {
         out.extend(piece?);
     }
     Some(out)
-}
-
-/// `text` cut into about `n` pieces of similar size, each but the first starting at a line
-/// `---` (followed by a space, a tab or the end of the line).
-fn split_at_documents(text: &str, n: usize) -> Vec<&str> {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    for k in 1..n {
-        let target = (text.len() * k / n).max(start);
-        let Some(cut) = text[target..]
-            .match_indices("\n---")
-            .map(|(i, _)| target + i + 1)
-            .find(|&i| {
-                matches!(
-                    text.as_bytes().get(i + 3),
-                    None | Some(b'\n' | b'\r' | b' ' | b'\t')
-                )
-            })
-        else {
-            break;
-        };
-        pieces.push(&text[start..cut]);
-        start = cut;
-    }
-    pieces.push(&text[start..]);
-    pieces
 }
 
 #[cfg(test)]
@@ -393,7 +370,10 @@ null
             )
         };
         let text: String = (0..4000).map(doc).collect();
-        let pieces = split_at_documents(&text, 4);
+        let pieces: Vec<&str> = crate::diag::yaml::split_at_documents(&text, 4)
+            .into_iter()
+            .map(|piece| &text[piece])
+            .collect();
         assert_eq!(pieces.len(), 4);
         assert_eq!(pieces.concat(), text);
         assert!(pieces[1..].iter().all(|p| p.starts_with("---\n")));
