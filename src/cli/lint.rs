@@ -103,13 +103,16 @@ fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// Lints `inputs` on `jobs` threads, each with its own [`Linter`] (its memos are per
-/// thread), renders each file's findings there, and hands the results to `each` in input
-/// order. A worker takes the next input
-/// only while it is at most `jobs` ahead of the last one handed over (one of slack, so a
-/// worker done early does not wait for a slower one), so at most `jobs + 1` sources and
-/// reports are held at once: memory stays bounded by that many times the largest file, not by
-/// the sum of the files. A failing `each` (stdout closed) stops the workers after their current file.
+/// Lints `inputs` on `jobs` threads, this one and `jobs - 1` helpers, each with its own
+/// [`Linter`] (its memos are per thread), renders each file's findings there, and hands the
+/// results to `each` in input order, on this thread: between two files of its own it takes
+/// in what the helpers sent and hands over what is next in order (no thread waits for
+/// every file's result, which cost a wake-up and a switch per file). A thread takes the next
+/// input only while it is at most `jobs` ahead of the last one handed over (one of slack, so
+/// a thread done early does not wait for a slower one; this thread, instead of waiting,
+/// takes in the helpers' results), so at most `jobs + 1` sources and reports are held at
+/// once: memory stays bounded by that many times the largest file, not by the sum of the
+/// files. A failing `each` (stdout closed) stops the helpers after their current file.
 fn lint_parallel(
     inputs: &[Result<PathBuf, InputError>],
     jobs: usize,
@@ -124,11 +127,11 @@ fn lint_parallel(
     let window = jobs + 1;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    // How many results were handed over, and a wake-up for workers waiting on the window.
+    // How many results were handed over, and a wake-up for helpers waiting on the window.
     let handed = (Mutex::new(0usize), Condvar::new());
     let (tx, rx) = mpsc::channel::<(usize, std::io::Result<Linted>)>();
     std::thread::scope(|scope| {
-        for _ in 0..jobs.min(inputs.len()) {
+        for _ in 1..jobs.min(inputs.len()) {
             let tx = tx.clone();
             let (next, stop, handed) = (&next, &stop, &handed);
             scope.spawn(move || {
@@ -159,23 +162,55 @@ fn lint_parallel(
         drop(tx);
         let mut waiting: BTreeMap<usize, std::io::Result<Linted>> = BTreeMap::new();
         let mut written = 0;
-        let mut result = Ok(());
-        for (i, linted) in rx.iter() {
-            waiting.insert(i, linted);
-            while let Some(linted) = waiting.remove(&written) {
-                if let Err(e) = linted.and_then(&mut *each) {
-                    result = Err(e);
+        // Hands over the results that are next in order.
+        let mut hand_over =
+            |waiting: &mut BTreeMap<usize, std::io::Result<Linted>>| -> std::io::Result<()> {
+                let before = written;
+                while let Some(linted) = waiting.remove(&written) {
+                    linted.and_then(&mut *each)?;
+                    written += 1;
+                }
+                if written != before {
+                    let (lock, wake) = &handed;
+                    *lock.lock().unwrap_or_else(|e| e.into_inner()) = written;
+                    wake.notify_all();
+                }
+                Ok(())
+            };
+        let linter = make_linter();
+        let result = (|| -> std::io::Result<()> {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= inputs.len() {
                     break;
                 }
-                written += 1;
-                let (lock, wake) = &handed;
-                *lock.lock().unwrap_or_else(|e| e.into_inner()) = written;
-                wake.notify_all();
+                // Past the window: an earlier input is still on a helper; take in results
+                // until this one is within it.
+                loop {
+                    waiting.extend(rx.try_iter());
+                    hand_over(&mut waiting)?;
+                    let behind = *handed.0.lock().unwrap_or_else(|e| e.into_inner());
+                    if i < behind + window {
+                        break;
+                    }
+                    match rx.recv() {
+                        Ok((j, linted)) => {
+                            waiting.insert(j, linted);
+                        }
+                        Err(_) => break,
+                    }
+                }
+                let linted = lint_input(&inputs[i], &linter, renderer, &mut std::io::empty(), 1);
+                waiting.insert(i, linted);
+                waiting.extend(rx.try_iter());
+                hand_over(&mut waiting)?;
             }
-            if result.is_err() {
-                break;
+            for (i, linted) in rx.iter() {
+                waiting.insert(i, linted);
+                hand_over(&mut waiting)?;
             }
-        }
+            hand_over(&mut waiting)
+        })();
         if result.is_err() {
             stop.store(true, Ordering::Relaxed);
             handed.1.notify_all();
@@ -310,4 +345,77 @@ pub fn run(args: &LintArgs, global: &GlobalArgs, io: &mut Io) -> CliResult {
     } else {
         EXIT_OK
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files to lint: the first large (slow), the others small, and one unreadable.
+    fn inputs(dir: &std::path::Path) -> Vec<Result<PathBuf, InputError>> {
+        std::fs::create_dir_all(dir).unwrap();
+        let smp = |i: usize| {
+            format!(
+                "---\napiVersion: k0rdent.mirantis.com/v1beta1\nkind: StateManagementProvider\n\
+                 metadata:\n  name: p{i}\nspec:\n  selector: {{}}\n  unknownField: {i}\n"
+            )
+        };
+        (0..120)
+            .map(|i| {
+                if i == 7 {
+                    return Err(InputError {
+                        path: "gone.yaml".into(),
+                        message: "no such file".into(),
+                    });
+                }
+                let path = dir.join(format!("f{i:03}.yaml"));
+                let text = if i == 0 {
+                    (0..2_000).map(smp).collect()
+                } else {
+                    smp(i)
+                };
+                std::fs::write(&path, text).unwrap();
+                Ok(path)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn results_are_handed_over_in_input_order_and_a_failure_stops_the_run() {
+        let dir = std::env::temp_dir().join(format!("ksm-parallel-{}", std::process::id()));
+        let inputs = inputs(&dir);
+        let mut out = Vec::new();
+        let stream = render::Stream::begin(&mut out, render::Format::Github).unwrap();
+        let renderer = stream.renderer();
+        for jobs in [2, 3, 8] {
+            let mut names = Vec::new();
+            lint_parallel(&inputs, jobs, &Linter::default, &renderer, &mut |l| {
+                names.push(l.name);
+                Ok(())
+            })
+            .unwrap();
+            let want: Vec<String> = inputs
+                .iter()
+                .map(|i| match i {
+                    Ok(p) => p.display().to_string(),
+                    Err(e) => e.path.clone(),
+                })
+                .collect();
+            assert_eq!(names, want, "{jobs} jobs");
+            // A failure (stdout closed) is returned, and nothing is handed over after it.
+            let mut handed = 0;
+            let err = lint_parallel(&inputs, jobs, &Linter::default, &renderer, &mut |_| {
+                handed += 1;
+                if handed == 50 {
+                    Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+                } else {
+                    Ok(())
+                }
+            })
+            .unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
+            assert_eq!(handed, 50, "{jobs} jobs");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
