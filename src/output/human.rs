@@ -792,14 +792,24 @@ fn decimal_width(n: usize) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-/// The texts of one report filled so far (messages by severity, then help), each as it was
-/// drawn: findings repeat their message and help (the same mistake in many objects), and
-/// finding a text again costs a fraction of filling it. Bounded: texts up to
-/// [`Filled::MAX_TEXT`] bytes, [`Filled::MAX_TEXTS`] of them per kind (then it starts over).
+/// The texts this thread filled (messages by severity, then help), each as it was drawn, for
+/// the colour and width they were drawn with: findings repeat their message and help (the
+/// same mistake in many objects, in many files), and finding a text again costs a fraction
+/// of filling it. Bounded: texts up to [`Filled::MAX_TEXT`] bytes, [`Filled::MAX_BYTES`]
+/// of drawings (then it starts over).
 #[derive(Default)]
 struct Filled {
     /// Per kind of text (a severity's message, help), the text and its drawing.
     kinds: [HashMap<Box<str>, Box<str>, BuildHasherDefault<FxHasher>>; KINDS],
+    /// The colour and width of the drawings.
+    drawn: Option<(bool, usize)>,
+    /// Bytes of the texts and drawings kept.
+    bytes: usize,
+}
+
+thread_local! {
+    /// This thread's filled texts, kept from one file's report to the next.
+    static FILLED: std::cell::RefCell<Filled> = std::cell::RefCell::default();
 }
 
 /// The kinds of text [`Filled`] keeps apart: a message by its severity (its mark), help.
@@ -816,7 +826,22 @@ fn message_kind(severity: Severity) -> usize {
 
 impl Filled {
     const MAX_TEXT: usize = 1 << 10;
-    const MAX_TEXTS: usize = 512;
+    const MAX_BYTES: usize = 1 << 20;
+
+    /// Forgets drawings made with another colour or width.
+    fn drawing_for(&mut self, color: bool, width: usize) {
+        if self.drawn != Some((color, width)) {
+            self.clear();
+            self.drawn = Some((color, width));
+        }
+    }
+
+    fn clear(&mut self) {
+        for map in &mut self.kinds {
+            map.clear();
+        }
+        self.bytes = 0;
+    }
 
     /// Appends `text` drawn by `draw` (which appends it to the string it is given), as drawn
     /// before when it was.
@@ -824,17 +849,18 @@ impl Filled {
         if text.len() > Self::MAX_TEXT {
             return draw(out);
         }
-        let map = &mut self.kinds[kind];
-        if let Some(drawn) = map.get(text) {
+        if let Some(drawn) = self.kinds[kind].get(text) {
             out.push_str(drawn);
             return;
         }
         let start = out.len();
         draw(out);
-        if map.len() == Self::MAX_TEXTS {
-            map.clear();
+        let drawn = &out[start..];
+        if self.bytes + text.len() + drawn.len() > Self::MAX_BYTES {
+            self.clear();
         }
-        map.insert(text.into(), out[start..].into());
+        self.bytes += text.len() + drawn.len();
+        self.kinds[kind].insert(text.into(), drawn.into());
     }
 }
 
@@ -946,18 +972,20 @@ pub fn render(
 ) -> io::Result<()> {
     let styles = Styles::new(color);
     let mut text = String::new();
-    let mut filled = Filled::default();
-    for d in diags {
-        let d = displayed(d);
-        text.clear();
-        if report(&mut text, &d, &styles, width, &mut filled).is_err() {
+    FILLED.with_borrow_mut(|filled| {
+        filled.drawing_for(color, width);
+        for d in diags {
+            let d = displayed(d);
             text.clear();
-            let _ = writeln!(text, "{}: {}", d.code, d.message);
+            if report(&mut text, &d, &styles, width, filled).is_err() {
+                text.clear();
+                let _ = writeln!(text, "{}: {}", d.code, d.message);
+            }
+            out.write_all(text.trim_end().as_bytes())?;
+            out.write_all(b"\n\n")?;
         }
-        out.write_all(text.trim_end().as_bytes())?;
-        out.write_all(b"\n\n")?;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// The diagnostic as drawn: one without a position names its file in the message, and one
