@@ -196,6 +196,25 @@ impl Source {
         hidden.masked = None;
     }
 
+    /// How many ranges were hidden so far ([`Source::hide`]).
+    pub fn hidden_count(&self) -> usize {
+        self.hidden
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ranges
+            .len()
+    }
+
+    /// Shows again what was hidden after the first `count` ranges: a reading that is thrown
+    /// away takes back what it hid.
+    pub fn unhide_after(&self, count: usize) {
+        let mut hidden = self.hidden.lock().unwrap_or_else(PoisonError::into_inner);
+        if hidden.ranges.len() > count {
+            hidden.ranges.truncate(count);
+            hidden.masked = None;
+        }
+    }
+
     /// The text to cut excerpts from: the text with every hidden byte but line breaks
     /// replaced by `*`, so that offsets, lines and (for ASCII) columns stay where they are.
     /// None when nothing is hidden: show [`Source::text`].

@@ -422,16 +422,23 @@ struct Piece {
 /// own; the objects dropped where they were made). What the pieces contribute to the checks
 /// across objects is taken in in their order, as the inputs of a run are. `None` when the
 /// pieces would not be read as the stream is (not every offset a marker index, a budget
-/// for the whole source, a syntax error, a document that is not an object):
-/// [`lint_objects_on`] reads it whole.
+/// for the whole source, a syntax error, a document that is not an object) or a Secret is
+/// among them (its values are hidden as the documents are read, so an excerpt kept across
+/// objects hides those read before it: the order of the whole): [`lint_objects_on`] reads
+/// it whole, with nothing the pieces hid.
 fn lint_pieces(source: &Arc<Source>, linter: &Linter, threads: usize) -> Option<SourceReport> {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-    if !source.offsets_are_indices() || linter.yaml_limits.max_total_nodes != usize::MAX {
+    let text = source.text();
+    if !source.offsets_are_indices()
+        || linter.yaml_limits.max_total_nodes != usize::MAX
+        || text.contains("Secret")
+    {
         return None;
     }
-    let text = source.text();
+    // A Secret spelled otherwise (escapes) is found as it is read.
+    let hidden = source.hidden_count();
     let pieces = yaml::split_at_documents(text, text.len() / PIECE_BYTES);
     if pieces.len() < 2 {
         return None;
@@ -457,7 +464,7 @@ fn lint_pieces(source: &Arc<Source>, linter: &Linter, threads: usize) -> Option<
                     found.push(lint_object(&object, linter));
                 },
             );
-            let Some(loaded) = loaded else {
+            let Some(loaded) = loaded.filter(|_| source.hidden_count() == hidden) else {
                 failed.store(true, Ordering::Relaxed);
                 return;
             };
@@ -487,6 +494,7 @@ fn lint_pieces(source: &Arc<Source>, linter: &Linter, threads: usize) -> Option<
         .map(|p| p.across.excerpts_kept())
         .sum();
     if failed.into_inner() || excerpts >= Across::EXCERPTS {
+        source.unhide_after(hidden);
         return None;
     }
     let mut report = SourceReport::default();
@@ -903,18 +911,19 @@ mod parallel_tests {
     ];
 
     fn assert_same_on_every_thread_count(text: &str) {
-        let one = said(&lint_source(
-            &Source::new("big.yaml", text),
-            &Linter::default(),
-        ));
+        let whole = Source::new("big.yaml", text);
+        let one = said(&lint_source(&whole, &Linter::default()));
         assert!(one.len() > 100, "{}", one.len());
         for threads in [2, 3, 8] {
-            let many = said(&lint_source_on(
-                &Source::new("big.yaml", text),
-                &Linter::default(),
-                threads,
-            ));
+            let source = Source::new("big.yaml", text);
+            let many = said(&lint_source_on(&source, &Linter::default(), threads));
             assert_eq!(one, many, "{threads} threads");
+            // What is hidden, and so every excerpt of the report.
+            assert_eq!(
+                whole.masked_text(),
+                source.masked_text(),
+                "{threads} threads"
+            );
         }
     }
 
@@ -1003,24 +1012,32 @@ mod parallel_tests {
         assert_same_on_every_thread_count(&text);
     }
 
+    /// A Secret whose last value is the line before the next document's first.
+    const SECRET: &str = "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n\
+                          stringData:\n  token: hunter2\n";
+
     #[test]
     fn a_source_its_pieces_would_read_otherwise_is_read_whole() {
         let ok = objects_only();
+        // A document boundary in the middle, to put a document there.
+        let mid = ok.len() / 2 + ok[ok.len() / 2..].find("\n---\n").unwrap() + 1;
+        let at_mid = |doc: &str| format!("{}{doc}{}", &ok[..mid], &ok[mid..]);
+        let escaped = SECRET.replace("kind: Secret", "kind: \"Secr\\x65t\"");
         let cases = [
             // A document that is not an object: its finding numbers it in the stream.
             stream(FILES, ""),
             // A syntax error, and one that a cut would move: a flow sequence open across a
             // document marker.
             format!("{ok}---\na: [1, 2\n"),
-            format!(
-                "{}---\na: [1,\n---\n]\n{}",
-                &ok[..ok.len() / 2],
-                &ok[ok.len() / 2..]
-            ),
+            at_mid("---\na: [1,\n---\n]\n"),
             // A directive, cut from the document it is for.
-            format!("{}%YAML 1.2\n{}", &ok[..ok.len() / 2], &ok[ok.len() / 2..]),
+            at_mid("%YAML 1.2\n"),
             // Not every offset a marker index.
             format!("# é\n{ok}"),
+            // A Secret, named as such or spelled with an escape, whose last value is the
+            // line before the next document's first.
+            at_mid(SECRET),
+            at_mid(&escaped),
         ];
         for (i, text) in cases.iter().enumerate() {
             let source = Source::new("big.yaml", text.as_str());
@@ -1028,8 +1045,15 @@ mod parallel_tests {
                 lint_pieces(&source, &Linter::default(), 2).is_none(),
                 "case {i}"
             );
+            // Nothing the pieces hid stays hidden: the whole is read in its own order.
+            assert_eq!(source.hidden_count(), 0, "case {i}");
             assert_same_on_every_thread_count(text);
         }
+        // The escaped one is a Secret to the reader, not to the search for its kind.
+        let whole = Source::new("big.yaml", at_mid(&escaped));
+        assert!(!whole.text().contains("Secret"));
+        lint_source(&whole, &Linter::default());
+        assert!(whole.hidden_count() > 0);
         let budget = Linter {
             yaml_limits: yaml::Limits {
                 max_total_nodes: 1 << 30,
