@@ -162,9 +162,9 @@ fn lint_parallel(
         drop(tx);
         let mut waiting: BTreeMap<usize, std::io::Result<Linted>> = BTreeMap::new();
         let mut written = 0;
-        // Hands over the results that are next in order.
+        // Hands over the results that are next in order; how many are handed over by now.
         let mut hand_over =
-            |waiting: &mut BTreeMap<usize, std::io::Result<Linted>>| -> std::io::Result<()> {
+            |waiting: &mut BTreeMap<usize, std::io::Result<Linted>>| -> std::io::Result<usize> {
                 let before = written;
                 while let Some(linted) = waiting.remove(&written) {
                     linted.and_then(&mut *each)?;
@@ -175,7 +175,7 @@ fn lint_parallel(
                     *lock.lock().unwrap_or_else(|e| e.into_inner()) = written;
                     wake.notify_all();
                 }
-                Ok(())
+                Ok(written)
             };
         let linter = make_linter();
         let result = (|| -> std::io::Result<()> {
@@ -188,9 +188,7 @@ fn lint_parallel(
                 // until this one is within it.
                 loop {
                     waiting.extend(rx.try_iter());
-                    hand_over(&mut waiting)?;
-                    let behind = *handed.0.lock().unwrap_or_else(|e| e.into_inner());
-                    if i < behind + window {
+                    if i < hand_over(&mut waiting)? + window {
                         break;
                     }
                     match rx.recv() {
@@ -209,7 +207,7 @@ fn lint_parallel(
                 waiting.insert(i, linted);
                 hand_over(&mut waiting)?;
             }
-            hand_over(&mut waiting)
+            hand_over(&mut waiting).map(|_| ())
         })();
         if result.is_err() {
             stop.store(true, Ordering::Relaxed);

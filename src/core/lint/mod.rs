@@ -408,15 +408,6 @@ pub fn lint_source_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> 
 /// every thread has several, large enough that each holds many documents.
 const PIECE_BYTES: usize = 32 * 1024;
 
-/// What one piece of a source held: its documents, its objects' findings in order, and what
-/// they contribute to the checks across objects.
-struct Piece {
-    documents: usize,
-    found: Vec<Option<Vec<Diagnostic>>>,
-    providers: rules::provider_name::Providers,
-    across: Across,
-}
-
 /// A large source cut at its document markers into pieces that `threads` threads read and
 /// check at once, each piece as a stream of its own (each thread with a [`Linter`] of its
 /// own; the objects dropped where they were made). What the pieces contribute to the checks
@@ -445,36 +436,31 @@ fn lint_pieces(source: &Arc<Source>, linter: &Linter, threads: usize) -> Option<
     }
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
+    // Each piece's report (its documents, what it contributes across objects) and its
+    // objects' findings in order.
+    type Piece = (SourceReport, Vec<Option<Vec<Diagnostic>>>);
     let read: Mutex<Vec<Option<Piece>>> = Mutex::new((0..pieces.len()).map(|_| None).collect());
     let work = |linter: &Linter| {
         while !failed.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(range) = pieces.get(i) else { return };
-            let mut providers = rules::provider_name::Providers::default();
-            let mut across = Across::default();
+            let mut report = SourceReport::default();
             let mut found = Vec::new();
             let loaded = objects::for_each_object_in(
                 source,
                 range.clone(),
                 &linter.yaml_limits,
                 true,
-                &mut |object| {
-                    providers.collect(&object);
-                    across.collect(&object);
+                &mut collecting(&mut report, &mut |_, object| {
                     found.push(lint_object(&object, linter));
-                },
+                }),
             );
             let Some(loaded) = loaded.filter(|_| source.hidden_count() == hidden) else {
                 failed.store(true, Ordering::Relaxed);
                 return;
             };
-            let piece = Piece {
-                documents: loaded.documents,
-                found,
-                providers,
-                across,
-            };
-            read.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(piece);
+            report.documents = loaded.documents;
+            read.lock().unwrap_or_else(|e| e.into_inner())[i] = Some((report, found));
         }
     };
     let helper = linter.maker();
@@ -491,7 +477,7 @@ fn lint_pieces(source: &Arc<Source>, linter: &Linter, threads: usize) -> Option<
     let excerpts: usize = read
         .iter()
         .flatten()
-        .map(|p| p.across.excerpts_kept())
+        .map(|(piece, _)| piece.across.excerpts_kept())
         .sum();
     if failed.into_inner() || excerpts >= Across::EXCERPTS {
         source.unhide_after(hidden);
@@ -500,11 +486,11 @@ fn lint_pieces(source: &Arc<Source>, linter: &Linter, threads: usize) -> Option<
     let mut report = SourceReport::default();
     let mut found = Vec::new();
     for piece in read {
-        let piece = piece?;
+        let (piece, piece_found) = piece?;
         report.documents += piece.documents;
         report.providers.absorb(piece.providers);
         report.across.absorb(piece.across);
-        found.extend(piece.found);
+        found.extend(piece_found);
     }
     let found = found.into_iter().enumerate().collect();
     let pending = Pending {
@@ -633,22 +619,32 @@ fn lint_objects(
     check: &mut dyn FnMut(usize, LoadedObject),
 ) -> Pending {
     let mut report = SourceReport::default();
-    let mut seq = 0;
-    let mut providers = rules::provider_name::Providers::default();
-    let mut across = Across::default();
-    let loaded = objects::for_each_object(source, &linter.yaml_limits, true, &mut |object| {
-        providers.collect(&object);
-        across.collect(&object);
-        check(seq, object);
-        seq += 1;
-    });
-    report.providers = providers;
-    report.across = across;
+    let loaded = objects::for_each_object(
+        source,
+        &linter.yaml_limits,
+        true,
+        &mut collecting(&mut report, check),
+    );
     report.documents = loaded.documents;
     report.unreadable = loaded.syntax_error;
     Pending {
         report,
         loaded_diagnostics: loaded.diagnostics,
+    }
+}
+
+/// What takes a source's (or a piece's) objects in order: collects in `report` what is
+/// checked across objects, and hands each object with its place among them to `check`.
+fn collecting<'a>(
+    report: &'a mut SourceReport,
+    check: &'a mut dyn FnMut(usize, LoadedObject),
+) -> impl FnMut(LoadedObject) + 'a {
+    let mut seq = 0;
+    move |object| {
+        report.providers.collect(&object);
+        report.across.collect(&object);
+        check(seq, object);
+        seq += 1;
     }
 }
 
