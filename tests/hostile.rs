@@ -1018,19 +1018,25 @@ fn a_long_rule_is_parsed_once_at_a_time_in_lint() {
             "apiVersion: k0rdent.mirantis.com/v1beta1\nkind: StateManagementProvider\nmetadata:\n  name: s\nspec:\n  adapter:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: d\n    namespace: team\n    readinessRule: \"{rule}\"\n  provisioner: []\n  provisionerCRDs: []\n  selector:\n    matchLabels: {{a: b}}\n  suspend: false\n"
         ),
     );
-    let eval = ksm(&["eval", "--rule-file", &rule_file, "-f", &object]);
-    let lint = ksm(&["lint", &smp]);
-    println!(
-        "eval: {} KiB, lint: {} KiB",
-        eval.max_rss_kib, lint.max_rss_kib
-    );
-    eval.exits(0);
-    assert_eq!(lint.code, Some(0), "{}", truncated(&lint.text()));
+    // A process's peak moves by an allocator segment (about 4 MiB) from one run to the next
+    // as its threads happen to allocate: the least of three runs of each is compared. Two
+    // parses held at once would take about half as much again as eval.
+    let (mut eval_kib, mut lint_kib) = (i64::MAX, i64::MAX);
+    for _ in 0..3 {
+        let eval = ksm(&["eval", "--rule-file", &rule_file, "-f", &object]);
+        let lint = ksm(&["lint", &smp]);
+        println!(
+            "eval: {} KiB, lint: {} KiB",
+            eval.max_rss_kib, lint.max_rss_kib
+        );
+        eval.exits(0);
+        assert_eq!(lint.code, Some(0), "{}", truncated(&lint.text()));
+        eval_kib = eval_kib.min(eval.max_rss_kib);
+        lint_kib = lint_kib.min(lint.max_rss_kib);
+    }
     assert!(
-        lint.max_rss_kib < eval.max_rss_kib * 6 / 5,
-        "lint {} KiB, eval {} KiB",
-        lint.max_rss_kib,
-        eval.max_rss_kib
+        lint_kib < eval_kib * 6 / 5,
+        "lint {lint_kib} KiB, eval {eval_kib} KiB"
     );
 }
 
