@@ -3,7 +3,7 @@
 //! converged, against the bare minimum: the same writes (finalizer, applies, status) issued
 //! back to back by a plain HTTP client on one keep-alive connection. Then the writes per minute
 //! at steady state (with `--resync 30s`, so that every ServiceSet is reconciled again during
-//! the window) and the adapter's peak RSS (VmHWM).
+//! the window), the adapter's CPU over that window and its peak RSS (VmHWM).
 //!
 //! Run with `cargo bench --bench run_converge`. It builds the release binary itself and runs it
 //! as a separate process. Settings (environment):
@@ -324,6 +324,9 @@ struct AdapterRun {
     wall: Duration,
     /// The adapter's CPU time from start to converged (its own, not a wrapper's).
     cpu: Option<Duration>,
+    /// Its CPU time from converged to the end of the steady state (the writes still in
+    /// flight, then the resyncs).
+    steady_cpu: Option<Duration>,
     writes: usize,
     failed: usize,
     steady_writes: usize,
@@ -427,6 +430,9 @@ fn run_adapter(
         }
         eprintln!("steady-state requests: {by:#?}");
     }
+    let steady_cpu = cpu_time(child_id)
+        .zip(cpu)
+        .map(|(end, converged)| end.saturating_sub(converged));
     let rss_kib = vm_kib(child_id, "VmHWM:").unwrap_or(0);
     let steady_rss_kib = vm_kib(child_id, "VmRSS:").unwrap_or(0);
     child.stop();
@@ -437,6 +443,7 @@ fn run_adapter(
     AdapterRun {
         wall,
         cpu,
+        steady_cpu,
         writes,
         failed,
         steady_writes,
@@ -663,6 +670,12 @@ fn main() {
         run.steady_writes,
         run.steady.as_secs()
     );
+    if let Some(cpu) = run.steady_cpu {
+        println!(
+            "  steady CPU:    {:>8.2} s   (user + system, converged to the end of the steady state)",
+            cpu.as_secs_f64()
+        );
+    }
     println!(
         "  peak RSS:      {:.1} MiB (VmHWM); {:.1} MiB at steady state (VmRSS)",
         run.rss_kib as f64 / 1024.0,

@@ -59,6 +59,13 @@ fn converges_to_what_render_gives_then_writes_nothing() {
     // sends one a second).
     env.server.clear_requests();
     let rv = s(&env.set().unwrap(), "/metadata/resourceVersion").to_string();
+    let desired = |e: &Env, from: &str| {
+        counter(
+            &e.get("/metrics").1,
+            &format!("kubectl_ksm_desired_total{{from=\"{from}\"}}"),
+        )
+    };
+    let (rendered, recalled) = (desired(&env, "rendered"), desired(&env, "recalled"));
     let seen = env.reconciled_versions(SET).len();
     env.wait("two resyncs", |e| {
         e.reconciled_versions(SET).len() >= seen + 2
@@ -69,6 +76,9 @@ fn converges_to_what_render_gives_then_writes_nothing() {
         rv,
         "the ServiceSet did not change"
     );
+    // Nothing changed: the resyncs planned from what an earlier reconcile rendered.
+    assert_eq!(desired(&env, "rendered"), rendered, "{}", env.log());
+    assert!(desired(&env, "recalled") >= recalled + 2, "{}", env.log());
 
     // The probes and the metrics.
     assert_eq!(env.get("/healthz").0, 200);
@@ -84,6 +94,23 @@ fn converges_to_what_render_gives_then_writes_nothing() {
         assert!(metrics.contains(m), "{m} not in\n{metrics}");
     }
     assert_eq!(env.get("/nope").0, 404);
+
+    // Someone edits an object: its version moves, the next reconcile renders again and
+    // applies it back.
+    let mut hr = env
+        .server
+        .get(HR, "HelmRelease", NS, "dev-cluster-cert-manager")
+        .unwrap();
+    let interval = hr["spec"]["interval"].clone();
+    hr["spec"]["interval"] = "99m".into();
+    env.server.update(hr).unwrap();
+    env.wait("the edit undone", |e| {
+        e.server
+            .get(HR, "HelmRelease", NS, "dev-cluster-cert-manager")
+            .is_some_and(|o| o["spec"]["interval"] == interval)
+    });
+    assert!(desired(&env, "rendered") > rendered);
+
     assert_eq!(env.stop(), Some(0));
     let log = env.log();
     assert!(log.contains("stopped"), "{:?}: {log}", env.last_log);
@@ -596,4 +623,12 @@ fn managed_service_sets_are_only_this_providers() {
     assert_eq!(value, ["1"], "{metrics}");
     assert_eq!(env.flux().len(), 5, "the others' objects are not written");
     env.stop();
+}
+
+/// The value of a counter line `name value` of the metrics, 0 when it is not there.
+fn counter(metrics: &str, name: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or(0)
 }

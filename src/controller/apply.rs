@@ -38,12 +38,14 @@ fn sets(ctx: &Ctx, ns: &str) -> Api<DynamicObject> {
 
 /// Carries `plan` out for `set`.
 /// `live` are the Flux objects the plan was made from (their versions are what each apply
-/// was made from).
+/// was made from). `applied` gets the resourceVersion of each object of `plan.apply` the API
+/// server applied (by its index there).
 pub async fn apply(
     ctx: &Ctx,
     set: &Value,
     plan: &Plan,
     live: &[Value],
+    applied: &mut Vec<(usize, String)>,
 ) -> Result<Applied, ReconcileError> {
     let meta = Object(set);
     let (name, ns) = (meta.name(), meta.namespace());
@@ -86,7 +88,7 @@ pub async fn apply(
     }
 
     let mut errors = Vec::new();
-    for desired in &plan.apply {
+    for (i, desired) in plan.apply.iter().enumerate() {
         let o = Object(desired);
         let Some(kind) = kinds::flux_object(o.kind()) else {
             continue;
@@ -108,7 +110,8 @@ pub async fn apply(
                     .iter()
                     .find(|l| Object(l).kind() == o.kind() && Object(l).name() == o.name())
                     .map(|l| Object(l).resource_version());
-                ctx.written.remember_reply(reply, &ar, from);
+                let version = ctx.written.remember_reply(reply, &ar, from);
+                applied.push((i, version));
             }
             Err(e) => errors.push(api_error(
                 &format!("apply {} {ns}/{}", kind.kind, o.name()),

@@ -23,10 +23,12 @@ use super::cache::TextCache;
 use super::cached::CachedSet;
 use super::claims::{ClaimIndex, SetKey};
 use super::context::Kinds;
+use super::memo::Memo;
 use super::watch::{reflect, slim, text_reflect};
 use crate::api::kcm::ServiceSet;
 use crate::api::{Object, kinds};
 use crate::cluster::{self, with_type};
+use crate::core::adapter::memo::Key;
 use crate::core::adapter::{self, Desired};
 
 /// A stream of watch events.
@@ -54,6 +56,8 @@ pub struct Caches {
     pub kustomizations: TextCache,
     /// Every ServiceSet's claims on releases and paths: the rivals of a reconcile.
     pub claims: ClaimIndex,
+    /// What each ServiceSet's last reconcile rendered and found in sync.
+    pub memo: Memo,
     using: Mutex<TemplateIndex>,
     /// The SMP as JSON, with the resourceVersion it was converted at.
     smp_json: Mutex<Option<(String, Arc<Value>)>>,
@@ -82,6 +86,7 @@ impl Caches {
             helm_releases,
             kustomizations,
             claims: ClaimIndex::new(&opts.provider),
+            memo: Memo::default(),
             using: Mutex::default(),
             smp_json: Mutex::default(),
         });
@@ -139,6 +144,7 @@ impl Caches {
             helm_releases: hrs,
             kustomizations: TextCache::new(kinds.kustomization.clone()),
             claims: ClaimIndex::new(provider),
+            memo: Memo::default(),
             using: Mutex::default(),
             smp_json: Mutex::default(),
         }
@@ -201,6 +207,24 @@ impl Caches {
         Desired::of(set, &self.templates_named(ns, names))
     }
 
+    /// What `set`'s render depends on ([`Key`]): its uid, generation and pause, and the
+    /// resourceVersions of the templates its services name (as [`Caches::desired`] takes
+    /// them, none converted).
+    pub fn render_key(&self, set: &Value) -> Option<Key> {
+        let ns = Object(set).namespace();
+        let mut seen = BTreeSet::new();
+        let versions = ServiceSet(set)
+            .services()
+            .map(|s| s.template())
+            .filter(|n| seen.insert(*n))
+            .map(|n| {
+                self.template(ns, n)
+                    .map(|t| t.metadata.resource_version.clone().unwrap_or_default())
+            })
+            .collect();
+        Key::of(set, versions)
+    }
+
     /// The template `name` of `namespace`, as the store holds it.
     fn template(&self, namespace: &str, name: &str) -> Option<Arc<DynamicObject>> {
         self.templates
@@ -249,8 +273,10 @@ impl Caches {
             .count()
     }
 
-    /// A ServiceSet event, for the claims index; returns the ServiceSets to requeue.
-    pub fn claims_on(&self, ev: &watcher::Event<CachedSet>) -> BTreeSet<SetKey> {
+    /// A ServiceSet event, for the claims index and the memo; returns the ServiceSets to
+    /// requeue.
+    pub fn set_event(&self, ev: &watcher::Event<CachedSet>) -> BTreeSet<SetKey> {
+        self.memo.observe(ev);
         let ar = &self.kinds.service_set;
         self.claims
             .apply(ev, |s| s.to_json(ar), |s| self.desired(s))

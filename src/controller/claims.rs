@@ -188,13 +188,13 @@ pub struct ClaimIndex {
     state: Mutex<State>,
 }
 
-fn set_key(set: &Value) -> SetKey {
+pub(super) fn set_key(set: &Value) -> SetKey {
     let m = Object(set);
     key_in(m.namespace(), m.name())
 }
 
 /// The key of a watch event's ServiceSet, without converting it.
-fn meta_key(m: &kube::api::ObjectMeta) -> SetKey {
+pub(super) fn meta_key(m: &kube::api::ObjectMeta) -> SetKey {
     key_in(
         m.namespace.as_deref().unwrap_or(""),
         m.name.as_deref().unwrap_or(""),

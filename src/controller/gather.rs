@@ -8,15 +8,19 @@ use serde_json::Value;
 use tracing::debug;
 
 use super::cached::CachedSet;
+use super::claims::set_key;
 use super::context::Ctx;
 use crate::api::{Object, kinds, naming};
 use crate::cluster::{api_resource, with_type};
+use crate::core::adapter::memo::Key;
 use crate::core::adapter::ownership::Claim;
 use crate::core::adapter::{self, Desired, Provider, SourceLookup};
 
 /// The inputs of [`adapter::plan`], owned.
 pub struct Gathered {
     pub set: Value,
+    /// What the render of `set` depends on (None: unknown, nothing is remembered).
+    pub key: Option<Key>,
     pub desired: Desired,
     pub live: Vec<Value>,
     pub sources: Vec<(String, SourceLookup)>,
@@ -67,9 +71,6 @@ pub async fn gather(obj: &CachedSet, ctx: &Ctx) -> Option<Gathered> {
             caches.labels_of(key)
         });
 
-    // What the set wants: rendered with the templates its services name, unless rendered
-    // before from the same spec and template versions.
-    let desired = caches.desired(&set);
     // Flux objects of the namespace that the set controls or whose name is <set>-<service>.
     let prefix = naming::flux_object_name(name, "");
     let mut live: Vec<Value> = Vec::new();
@@ -89,8 +90,23 @@ pub async fn gather(obj: &CachedSet, ctx: &Ctx) -> Option<Gathered> {
         live.extend(cached);
         live.extend(extra);
     }
+    // What the set wants: what its last reconcile rendered, when nothing the render depends
+    // on changed and every object's live copy is still the one found in sync; else rendered
+    // with the templates its services name. The key is read first: a template that changes
+    // in between leaves a key older than the render (a miss next time, never a stale hit).
+    let key = caches.render_key(&set);
+    let recalled = key
+        .as_ref()
+        .and_then(|k| caches.memo.recall(&set_key(&set), k, &set, &live));
+    ctx.metrics.desired(if recalled.is_some() {
+        "recalled"
+    } else {
+        "rendered"
+    });
+    let desired = recalled.unwrap_or_else(|| caches.desired(&set));
     let sources = sources(ctx, &set, &live).await;
     Some(Gathered {
+        key,
         desired,
         live,
         sources,

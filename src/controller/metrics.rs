@@ -20,6 +20,12 @@ pub struct WriteLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FromLabel {
+    /// `rendered`, or `recalled` from what the last reconcile kept.
+    pub from: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabel {
     pub kind: &'static str,
 }
@@ -32,6 +38,7 @@ pub struct Metrics {
     pub writes: Family<WriteLabel, Counter>,
     pub managed: Family<KindLabel, Gauge>,
     pub leader: Gauge,
+    pub desired: Family<FromLabel, Counter>,
 }
 
 impl Default for Metrics {
@@ -75,8 +82,16 @@ impl Default for Metrics {
             "1 while this replica leads (or runs without leader election)",
             leader.clone(),
         );
+        let desired = Family::<FromLabel, Counter>::default();
+        registry.register(
+            "desired",
+            "What reconciles want of their ServiceSets, rendered and validated, or recalled \
+             from what the ServiceSet's last reconcile kept (nothing changed since)",
+            desired.clone(),
+        );
         Metrics {
             registry,
+            desired,
             reconciles,
             errors,
             duration,
@@ -90,6 +105,11 @@ impl Default for Metrics {
 impl Metrics {
     pub fn write(&self, verb: &'static str) {
         self.writes.get_or_create(&WriteLabel { verb }).inc();
+    }
+
+    /// A reconcile's [`crate::core::adapter::Desired`], `rendered` or `recalled`.
+    pub fn desired(&self, from: &'static str) {
+        self.desired.get_or_create(&FromLabel { from }).inc();
     }
 
     pub fn encode(&self) -> String {

@@ -22,6 +22,7 @@ mod context;
 mod gather;
 mod http;
 mod leader;
+mod memo;
 mod metrics;
 mod reconcile;
 #[cfg(test)]
@@ -522,7 +523,7 @@ fn set_events(
         .inspect(move |ev| {
             seen(ev);
             if let Ok(ev) = ev {
-                for k in caches.claims_on(ev) {
+                for k in caches.set_event(ev) {
                     let _ = requeue.send(k);
                 }
             }

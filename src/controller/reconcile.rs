@@ -12,10 +12,13 @@ use tracing::{debug, warn};
 
 use super::apply::{self, Applied};
 use super::cached::CachedSet;
+use super::claims::set_key;
 use super::context::{Ctx, ReconcileError};
+use super::gather::Gathered;
 use super::{gather, leader, metrics};
 use crate::api::Object;
-use crate::core::adapter::{self, Next};
+use crate::core::adapter::memo::Remembered;
+use crate::core::adapter::{self, Next, Plan};
 use crate::diag::Severity;
 
 /// One reconcile of one ServiceSet, with its metrics.
@@ -82,10 +85,56 @@ pub async fn reconcile_once(obj: &CachedSet, ctx: &Ctx) -> Result<Next, Reconcil
     let live: Vec<&Value> = gathered.live.iter().collect();
     let plan = adapter::plan(&gathered.inputs(&live, ctx.opts.source_timeout));
     log_findings(&gathered.set, &gathered.desired.rendered.diagnostics);
-    match apply::apply(ctx, &gathered.set, &plan, &gathered.live).await? {
+    let mut applied = Vec::new();
+    let result = apply::apply(ctx, &gathered.set, &plan, &gathered.live, &mut applied).await;
+    let done = matches!(result, Ok(Applied::Done(_)));
+    remember(ctx, &gathered, &plan, done.then_some(&applied[..]));
+    match result? {
         Applied::Failed(e) => Err(e),
         Applied::Done(next) => Ok(next),
     }
+}
+
+/// Keeps what this reconcile rendered for the next one, each object with the version of its
+/// live copy known in sync: found in sync, or the reply of its apply. Forgets it when one is
+/// not known (`applied`: None when the writes did not all succeed). A recalled render stays
+/// as it was kept.
+fn remember(ctx: &Ctx, gathered: &Gathered, plan: &Plan, applied: Option<&[(usize, String)]>) {
+    let memo = &ctx.caches.memo;
+    let set = &gathered.set;
+    if gathered.desired.recalled.is_some() && applied.is_some() && !plan.deleting {
+        return;
+    }
+    let remembered = (!plan.deleting)
+        .then_some(gathered.key.clone())
+        .flatten()
+        .zip(applied)
+        .and_then(|(key, applied)| {
+            let objects = &gathered.desired.rendered.objects;
+            let in_sync = |index: usize| {
+                if let Some(j) = plan.applied.iter().position(|&i| i == index) {
+                    return applied
+                        .iter()
+                        .find(|(k, _)| *k == j)
+                        .map(|(_, v)| v.clone());
+                }
+                if !plan.in_sync.contains(&index) {
+                    return None;
+                }
+                let (kind, name) = (
+                    Object(&objects[index]).kind(),
+                    Object(&objects[index]).name(),
+                );
+                gathered
+                    .live
+                    .iter()
+                    .find(|l| Object(l).kind() == kind && Object(l).name() == name)
+                    .map(|l| Object(l).resource_version().to_string())
+                    .filter(|v| !v.is_empty())
+            };
+            Remembered::of(key, set, &gathered.desired, in_sync)
+        });
+    memo.remember(&set_key(set), remembered.as_ref());
 }
 
 fn log_findings(set: &Value, diagnostics: &[crate::diag::Diagnostic]) {

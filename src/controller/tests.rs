@@ -428,3 +428,71 @@ fn the_smp_is_converted_once_per_version() {
     assert_eq!(a["metadata"]["name"], "ksm-flux");
     assert_eq!(a["kind"], "StateManagementProvider");
 }
+
+#[test]
+fn the_render_key_follows_the_versions_of_the_templates_named() {
+    let kinds = Kinds::new();
+    let at = |version: Option<&str>, extra: bool| {
+        let mut templates = Vec::new();
+        if let Some(v) = version {
+            let mut t = template();
+            t["metadata"]["resourceVersion"] = v.into();
+            templates.push(t);
+        }
+        if extra {
+            let mut unused = template();
+            unused["metadata"]["name"] = "unused".into();
+            unused["metadata"]["resourceVersion"] = "99".into();
+            templates.push(unused);
+        }
+        Caches::of(&kinds, "ksm-flux", &[smp()], &templates, &[]).render_key(&service_set())
+    };
+    let five = at(Some("5"), false).expect("a uid, a generation, a versioned template");
+    assert_eq!(
+        at(Some("5"), true),
+        Some(five.clone()),
+        "a template not named"
+    );
+    assert_ne!(at(Some("6"), false), Some(five.clone()));
+    assert_ne!(at(None, false), Some(five));
+}
+
+#[test]
+fn the_memo_keeps_a_render_until_the_service_set_goes() {
+    use super::memo::Memo;
+    use crate::core::adapter::memo::{Key, Remembered};
+    use kube::api::DynamicObject;
+    use kube::runtime::watcher::Event;
+
+    let set = service_set();
+    let key = ("kcm-system".to_string(), "dev".to_string());
+    let at = Key::of(&set, vec![Some("5".into())]).unwrap();
+    let desired = adapter::Desired::of(&set, &[template()]);
+    let kept = Remembered::of(at.clone(), &set, &desired, |_| Some("5".into())).unwrap();
+    let live = [helm_release(&set)];
+    let memo = Memo::default();
+    let remembered = |memo: &Memo| memo.recall(&key, &at, &set, &live).is_some();
+    assert!(!remembered(&memo));
+    memo.remember(&key, Some(&kept));
+    assert!(remembered(&memo), "read back from its packed text");
+    memo.remember(&key, None);
+    assert!(!remembered(&memo));
+
+    let event = |set: &Value| serde_json::from_value::<DynamicObject>(set.clone()).unwrap();
+    let mut other = set.clone();
+    other["metadata"]["name"] = "other".into();
+    memo.remember(&key, Some(&kept));
+    // A relist that shows it keeps it; one that does not forgets it.
+    for (shown, kept_after) in [(&set, true), (&other, false)] {
+        memo.observe(&Event::<DynamicObject>::Init);
+        memo.observe(&Event::InitApply(event(shown)));
+        memo.observe(&Event::<DynamicObject>::InitDone);
+        assert_eq!(remembered(&memo), kept_after);
+        assert_eq!(memo.len(), usize::from(kept_after));
+    }
+    memo.remember(&key, Some(&kept));
+    memo.observe(&Event::Apply(event(&set)));
+    assert!(remembered(&memo));
+    memo.observe(&Event::Delete(event(&set)));
+    assert!(!remembered(&memo));
+}

@@ -2,7 +2,7 @@
 //! ServiceTemplateChain or ClusterTemplateChain (the upgrades it allows).
 
 use crate::api::meta::At;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::super::meta::{Object, ObjectRef, items_at, str_at};
@@ -12,7 +12,7 @@ use super::super::meta::{Object, ObjectRef, items_at, str_at};
 pub struct ServiceTemplate<'a>(pub &'a Value);
 
 /// What a ServiceTemplate deploys, as kcm reports it in `status.services[].type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ServiceType {
     Helm,
     Kustomize,

@@ -17,6 +17,7 @@
 //! - `deployed` is true when every service is Deployed;
 //! - the `ServicesInReadyState` condition with message `<deployed>/<total>`.
 
+pub mod memo;
 pub mod ownership;
 mod status;
 pub mod sync;
@@ -35,6 +36,7 @@ use crate::api::meta::Object;
 use crate::api::{kinds, naming, selector};
 use crate::core::render::{self, Outcome, Rendered};
 use crate::core::state::{self, COND_READY, CondStatus, Observed, ServiceState};
+use ownership::Target;
 
 pub use crate::api::naming::{FIELD_MANAGER, FINALIZER};
 /// kcm's ServiceSet condition that counts the deployed services.
@@ -124,13 +126,17 @@ pub enum SourceLookup {
 
 /// What the adapter wants of a ServiceSet, from its spec and its templates alone: the
 /// render (objects, each service's outcome, diagnostics) and the version each service reports
-/// once deployed. Made once per reconcile, before the plan (and by the claims index).
+/// once deployed. Made once per reconcile, before the plan (and by the claims index), or
+/// recalled from what an earlier reconcile of the same ServiceSet kept ([`memo`]).
 #[derive(Debug)]
 pub struct Desired {
     pub rendered: Rendered,
     /// Each service's version once deployed ([`service_version`]), in the order of
     /// `rendered.services`.
     pub versions: Vec<Option<String>>,
+    /// Recalled ([`memo::Remembered::recall`]): each object is its kind and name alone, its
+    /// live copy known in sync, and this is its target (in the order of `rendered.objects`).
+    pub recalled: Option<Vec<Option<Target>>>,
 }
 
 impl Desired {
@@ -146,7 +152,25 @@ impl Desired {
             .iter()
             .map(|svc| service_version(set, &svc.name, templates))
             .collect();
-        Desired { rendered, versions }
+        Desired {
+            rendered,
+            versions,
+            recalled: None,
+        }
+    }
+
+    /// What the object `index` claims ([`ownership::target_of`]).
+    pub fn target(&self, index: usize) -> Option<Target> {
+        match &self.recalled {
+            Some(targets) => targets.get(index).cloned().flatten(),
+            None => ownership::target_of(self.rendered.objects.get(index)?),
+        }
+    }
+
+    /// Whether every object is known in sync with its live copy (recalled), without
+    /// comparing them.
+    fn known_in_sync(&self) -> bool {
+        self.recalled.is_some()
     }
 }
 
@@ -209,6 +233,10 @@ pub struct Plan {
     pub requeue_after: Option<Duration>,
     /// The desired objects (in sync or not).
     pub desired: usize,
+    /// The index in the render's objects of each object of `apply`.
+    pub applied: Vec<usize>,
+    /// The render's objects whose live copy was found in sync (by index).
+    pub in_sync: Vec<usize>,
 }
 
 fn is_deleting(v: &Value) -> bool {
@@ -360,7 +388,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
     plan.add_finalizer = !has_finalizer(set);
     let rendered = &inputs.desired.rendered;
     plan.desired = rendered.objects.len();
-    let claims = ownership::claims(set, rendered);
+    let claims = ownership::claims_with(set, &rendered.services, |i| inputs.desired.target(i));
 
     let version_of = |i: usize| inputs.desired.versions.get(i).and_then(|v| v.as_deref());
     // Objects wanted, and which of them may be written.
@@ -454,10 +482,17 @@ pub fn plan(inputs: &Inputs) -> Plan {
                         None,
                     ),
                     _ => {
-                        if inputs.provider.active()
-                            && live.is_none_or(|l| !sync::in_sync(desired, l, FIELD_MANAGER))
-                        {
-                            plan.apply.push(desired.clone());
+                        if inputs.provider.active() {
+                            let in_sync = live.is_some_and(|l| {
+                                inputs.desired.known_in_sync()
+                                    || sync::in_sync(desired, l, FIELD_MANAGER)
+                            });
+                            if in_sync {
+                                plan.in_sync.push(*index);
+                            } else {
+                                plan.apply.push(desired.clone());
+                                plan.applied.push(*index);
+                            }
                         }
                         let source = live.and_then(|l| {
                             inputs.sources.iter().find(|(n, _)| n == Object(l).name())

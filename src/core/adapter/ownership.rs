@@ -18,10 +18,12 @@ use crate::api::kcm::ServiceSet;
 use crate::api::meta::Object;
 use crate::api::naming;
 use crate::api::sveltos::{DEFAULT_PRIORITY, MAX_PRIORITY, MIN_PRIORITY};
-use crate::core::render::{Outcome, Rendered};
+use crate::core::render::{Outcome, Rendered, ServiceResult};
 
 /// What two claims fight over on one target cluster.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Target {
     /// One Helm release: (cluster, release namespace, release name).
     Release {
@@ -155,19 +157,30 @@ pub fn cluster_of(set: &Value) -> String {
 /// The claims of a ServiceSet: one per rendered service, with the index of the service in
 /// `rendered.services`. A service that failed to render, or uninstalls, claims nothing.
 pub fn claims(set: &Value, rendered: &Rendered) -> Vec<(usize, Claim)> {
+    claims_with(set, &rendered.services, |i| {
+        target_of(rendered.objects.get(i)?)
+    })
+}
+
+/// The claims of a ServiceSet whose rendered services are `services`, the object of index
+/// `i` claiming `target(i)` (see [`claims`]).
+pub fn claims_with(
+    set: &Value,
+    services: &[ServiceResult],
+    target: impl Fn(usize) -> Option<Target>,
+) -> Vec<(usize, Claim)> {
     let s = ServiceSet(set);
     let priority = priority(s.provider_config()).unwrap_or(DEFAULT_PRIORITY);
     let created = s.meta().creation_timestamp().parse().ok();
     let deleting = s.meta().is_deleting();
-    rendered
-        .services
+    services
         .iter()
         .enumerate()
         .filter_map(|(i, svc)| {
             let Outcome::Rendered { index } = svc.outcome else {
                 return None;
             };
-            let target = target_of(rendered.objects.get(index)?)?;
+            let target = target(index)?;
             Some((
                 i,
                 Claim {

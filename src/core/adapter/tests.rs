@@ -10,17 +10,7 @@ fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
 const INPUT: &str = include_str!("../../../testdata/render/multi-service/input.yaml");
 
 fn docs() -> (Value, Vec<Value>) {
-    let mut set = None;
-    let mut templates = Vec::new();
-    let source = crate::diag::source::Source::new("input.yaml", INPUT);
-    for obj in objects::load(&source, &Default::default()).objects {
-        match obj.kind() {
-            "ServiceSet" => set = Some(obj.json),
-            "ServiceTemplate" => templates.push(obj.json),
-            _ => {}
-        }
-    }
-    (set.expect("a ServiceSet"), templates)
+    load(INPUT)
 }
 
 fn now() -> DateTime<Utc> {
@@ -426,17 +416,7 @@ fn run_with_rivals(
     live: &[&Value],
     rivals: &[ownership::Claim],
 ) -> Plan {
-    plan(&Inputs {
-        service_set: set,
-        desired: &Desired::of(set, templates),
-        live,
-        sources: &[],
-        provider: ACTIVE,
-        previous_status: set.get("status"),
-        now: now(),
-        source_timeout: Duration::from_secs(300),
-        rivals,
-    })
+    plan_from(set, &Desired::of(set, templates), live, rivals)
 }
 
 #[test]
@@ -515,4 +495,237 @@ fn a_deleted_owner_hands_its_releases_to_a_waiting_rival() {
     let p = run_with_rivals(&set, &templates, &refs, &[]);
     assert_eq!(p.delete.len(), 5);
     assert!(p.release.is_empty());
+}
+
+// The memo (memo.rs): a reconcile with nothing changed plans from what the last one kept.
+
+/// The (first) ServiceSet of a YAML stream and its ServiceTemplates.
+fn load(input: &str) -> (Value, Vec<Value>) {
+    let mut set = None;
+    let mut templates = Vec::new();
+    let source = crate::diag::source::Source::new("input.yaml", input);
+    for obj in objects::load(&source, &Default::default()).objects {
+        match obj.kind() {
+            "ServiceSet" if set.is_none() => set = Some(obj.json),
+            "ServiceTemplate" => templates.push(obj.json),
+            _ => {}
+        }
+    }
+    (set.expect("a ServiceSet"), templates)
+}
+
+/// The key of `set` with every named template at version 7.
+fn memo_key(set: &Value) -> memo::Key {
+    let named: std::collections::BTreeSet<&str> = crate::api::kcm::ServiceSet(set)
+        .services()
+        .map(|s| s.template())
+        .collect();
+    memo::Key::of(set, vec![Some("7".to_string()); named.len()]).expect("a uid and a generation")
+}
+
+fn plan_from(set: &Value, desired: &Desired, live: &[&Value], rivals: &[ownership::Claim]) -> Plan {
+    plan(&Inputs {
+        service_set: set,
+        desired,
+        live,
+        sources: &[],
+        provider: ACTIVE,
+        previous_status: set.get("status"),
+        now: now(),
+        source_timeout: Duration::from_secs(300),
+        rivals,
+    })
+}
+
+/// A first reconcile that applied every object: the replies (each at its own version, Ready
+/// as `ready` says) and what it keeps.
+fn first_applied(
+    set: &Value,
+    templates: &[Value],
+    ready: Option<(&str, &str)>,
+) -> (Vec<Value>, memo::Remembered) {
+    let desired = Desired::of(set, templates);
+    let first = plan_from(set, &desired, &[], &[]);
+    let live: Vec<Value> = first
+        .apply
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let mut l = as_live(d, ready);
+            l["metadata"]["uid"] = format!("u-{i}").into();
+            l["metadata"]["resourceVersion"] = (100 + i).to_string().into();
+            l
+        })
+        .collect();
+    let version = |index: usize| {
+        let j = first.applied.iter().position(|&i| i == index)?;
+        Some(s(&live[j], "/metadata/resourceVersion").to_string())
+    };
+    let kept = memo::Remembered::of(memo_key(set), set, &desired, version).expect("all applied");
+    (live, kept)
+}
+
+fn assert_same_plan(recalled: &Plan, rendered: &Plan) {
+    assert!(recalled.apply.is_empty() && rendered.apply.is_empty());
+    assert_eq!(recalled.status, rendered.status);
+    assert_eq!(recalled.status_changed, rendered.status_changed);
+    assert_eq!(recalled.delete, rendered.delete);
+    assert_eq!(recalled.release, rendered.release);
+    assert_eq!(recalled.requeue_after, rendered.requeue_after);
+    assert_eq!(recalled.desired, rendered.desired);
+    assert_eq!(recalled.add_finalizer, rendered.add_finalizer);
+    assert_eq!(recalled.in_sync, rendered.in_sync);
+}
+
+#[test]
+fn a_recalled_render_plans_as_the_render_does() {
+    let fixtures = [
+        INPUT,
+        include_str!("../../../testdata/render/uninstall/input.yaml"),
+        include_str!("../../../testdata/render/missing-template/input.yaml"),
+        include_str!("../../../testdata/render/self-management/input.yaml"),
+    ];
+    for input in fixtures {
+        let (set, templates) = load(input);
+        for ready in [
+            Some(("True", "InstallSucceeded")),
+            Some(("False", "InstallFailed")),
+            Some(("False", "ArtifactFailed")),
+            None,
+        ] {
+            let (live, kept) = first_applied(&set, &templates, ready);
+            let refs: Vec<&Value> = live.iter().collect();
+            let recalled = kept
+                .recall(&memo_key(&set), &set, &live)
+                .expect("nothing changed");
+            let rendered = Desired::of(&set, &templates);
+            assert_eq!(recalled.versions, rendered.versions);
+            assert_eq!(
+                recalled.rendered.services, rendered.rendered.services,
+                "{input:.60}"
+            );
+            for i in 0..rendered.rendered.objects.len() {
+                assert_eq!(recalled.target(i), rendered.target(i));
+                assert_eq!(
+                    key(&recalled.rendered.objects[i]),
+                    key(&rendered.rendered.objects[i])
+                );
+            }
+            let lower = rival_claims(&set, &templates, "lower", 50);
+            let higher = rival_claims(&set, &templates, "higher", 500);
+            for rivals in [&[][..], &lower, &higher] {
+                assert_same_plan(
+                    &plan_from(&set, &recalled, &refs, rivals),
+                    &plan_from(&set, &rendered, &refs, rivals),
+                );
+            }
+            // With the status the first reconcile wrote.
+            let mut written = set.clone();
+            written["status"] = plan_from(&set, &rendered, &refs, &[]).status;
+            assert_same_plan(
+                &plan_from(&written, &recalled, &refs, &[]),
+                &plan_from(&written, &rendered, &refs, &[]),
+            );
+        }
+    }
+}
+
+#[test]
+fn the_memo_is_recalled_only_while_nothing_it_depends_on_changed() {
+    let (set, templates) = docs();
+    let (live, kept) = first_applied(&set, &templates, None);
+    let at = memo_key(&set);
+    assert!(kept.recall(&at, &set, &live).is_some());
+    let versions = |v: &[Option<&str>]| v.iter().map(|v| v.map(str::to_string)).collect();
+    let seven = [Some("7"); 5];
+    let mut changed: Vec<(&str, Value, memo::Key)> = Vec::new();
+    let mut newer = set.clone();
+    newer["metadata"]["generation"] = 2.into();
+    changed.push(("the spec", newer.clone(), memo_key(&newer)));
+    let mut paused = set.clone();
+    paused["metadata"]["annotations"] = json!({crate::api::naming::ANNOTATION_PAUSED: "true"});
+    changed.push(("paused", paused.clone(), memo_key(&paused)));
+    let mut recreated = set.clone();
+    recreated["metadata"]["uid"] = "another".into();
+    changed.push(("the uid", recreated.clone(), memo_key(&recreated)));
+    let mut template = seven;
+    template[2] = Some("8");
+    changed.push((
+        "a template",
+        set.clone(),
+        memo::Key::of(&set, versions(&template)).unwrap(),
+    ));
+    template[2] = None;
+    changed.push((
+        "a template gone",
+        set.clone(),
+        memo::Key::of(&set, versions(&template)).unwrap(),
+    ));
+    // The spec changed under the same key (never from an API server): the services differ.
+    let mut more = set.clone();
+    more["spec"]["services"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "extra", "namespace": "x", "template": "cert-manager-1-18-2"}));
+    changed.push(("one service more", more, at.clone()));
+    let mut fewer = set.clone();
+    fewer["spec"]["services"].as_array_mut().unwrap().pop();
+    changed.push(("one service less", fewer, at.clone()));
+    for (what, set, at) in &changed {
+        assert!(kept.recall(at, set, &live).is_none(), "{what}");
+    }
+    // A live copy changed (edited, its status written) or gone.
+    let mut edited = live.clone();
+    edited[3]["metadata"]["resourceVersion"] = "900".into();
+    assert!(kept.recall(&at, &set, &edited).is_none());
+    let mut gone = live.clone();
+    gone.remove(1);
+    assert!(kept.recall(&at, &set, &gone).is_none());
+    let mut renamed = live.clone();
+    renamed[0]["metadata"]["name"] = "someone-else".into();
+    assert!(kept.recall(&at, &set, &renamed).is_none());
+}
+
+#[test]
+fn nothing_is_kept_unless_every_object_is_known_in_sync() {
+    let (set, templates) = docs();
+    let desired = Desired::of(&set, &templates);
+    let at = memo_key(&set);
+    let all = |_: usize| Some("5".to_string());
+    assert!(memo::Remembered::of(at.clone(), &set, &desired, all).is_some());
+    let but_one = |i: usize| (i != 2).then(|| "5".to_string());
+    assert!(memo::Remembered::of(at.clone(), &set, &desired, but_one).is_none());
+    // A recalled render is not kept again (it is the memo's own).
+    let (live, kept) = first_applied(&set, &templates, None);
+    let recalled = kept.recall(&at, &set, &live).unwrap();
+    assert!(memo::Remembered::of(at.clone(), &set, &recalled, all).is_none());
+    // No key without a uid, a generation, or with a template of no version.
+    let mut no_generation = set.clone();
+    no_generation["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("generation");
+    assert!(memo::Key::of(&no_generation, vec![]).is_none());
+    let mut no_uid = set.clone();
+    no_uid["metadata"].as_object_mut().unwrap().remove("uid");
+    assert!(memo::Key::of(&no_uid, vec![]).is_none());
+    assert!(memo::Key::of(&set, vec![Some(String::new())]).is_none());
+}
+
+#[test]
+fn a_kept_render_reads_back_from_its_text_and_is_small() {
+    let (set, templates) = docs();
+    let (live, kept) = first_applied(&set, &templates, None);
+    let text = serde_json::to_vec(&kept).unwrap();
+    let back: memo::Remembered = serde_json::from_slice(&text).unwrap();
+    assert_eq!(back, kept);
+    assert!(back.recall(&memo_key(&set), &set, &live).is_some());
+    // Five services: their types, versions, targets and versions in sync, not the objects.
+    let objects = serde_json::to_vec(&Desired::of(&set, &templates).rendered.objects).unwrap();
+    assert!(
+        text.len() * 3 < objects.len(),
+        "{} against {}",
+        text.len(),
+        objects.len()
+    );
 }
