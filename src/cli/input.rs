@@ -157,7 +157,10 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>, out: &mut Expanded) {
                     .iter()
                     .any(|x| e.eq_ignore_ascii_case(x))
             });
-            if manifest {
+            if manifest && ft.is_file() {
+                // A regular file by its directory entry: no need to look again.
+                found.push(path);
+            } else if manifest {
                 found_in_directory(path, found, &mut out.notes);
             }
         }
