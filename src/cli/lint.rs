@@ -64,6 +64,16 @@ struct Linted {
     report: Option<lint::SourceReport>,
     diagnostics: Vec<Diagnostic>,
     rendered: Rendered,
+    /// The bytes of the input read.
+    read: usize,
+}
+
+impl Linted {
+    /// About what it holds while it waits to be handed over: its input's size (what its
+    /// findings keep of it is smaller), its report's, and a share for the rest.
+    fn weight(&self) -> usize {
+        self.read + self.rendered.size() + 2048
+    }
 }
 
 /// Lints one input and renders its findings, on `threads` threads when it is large (the
@@ -75,17 +85,18 @@ fn lint_input(
     stdin: &mut dyn std::io::Read,
     threads: usize,
 ) -> std::io::Result<Linted> {
-    let (name, report, diagnostics) =
+    let (name, report, diagnostics, read) =
         match input.clone().and_then(|p| input::read_source(&p, stdin)) {
             Ok(source) => {
                 let mut report = lint::lint_source_on(&source, linter, threads);
                 let diagnostics = std::mem::take(&mut report.diagnostics);
-                (source.name().to_string(), Some(report), diagnostics)
+                let read = source.text().len();
+                (source.name().to_string(), Some(report), diagnostics, read)
             }
             Err(InputError { path, message }) => {
                 let d =
                     Diagnostic::error(UNREADABLE, message).in_file(&Source::new(path.clone(), ""));
-                (path, None, vec![d])
+                (path, None, vec![d], 0)
             }
         };
     let rendered = renderer.render_on(&diagnostics, threads)?;
@@ -94,6 +105,7 @@ fn lint_input(
         report,
         diagnostics,
         rendered,
+        read,
     })
 }
 
@@ -108,11 +120,13 @@ fn default_jobs() -> usize {
 /// results to `each` in input order, on this thread: between two files of its own it takes
 /// in what the helpers sent and hands over what is next in order (no thread waits for
 /// every file's result, which cost a wake-up and a switch per file). A thread takes the next
-/// input only while it is at most `jobs` ahead of the last one handed over (one of slack, so
-/// a thread done early does not wait for a slower one; this thread, instead of waiting,
-/// takes in the helpers' results), so at most `jobs + 1` sources and reports are held at
-/// once: memory stays bounded by that many times the largest file, not by the sum of the
-/// files. A failing `each` (stdout closed) stops the helpers after their current file.
+/// input while it is at most `jobs` ahead of the last one handed over (one of slack, so a
+/// thread done early does not wait for a slower one), or further while the results waiting
+/// to be handed over weigh less than [`WAITING_BYTES`] together (small files: a thread kept
+/// within `jobs` of the others waited, and was woken, every few files); otherwise a helper
+/// waits and this thread takes in the helpers' results. Memory stays bounded by that weight
+/// and `jobs + 1` times the largest file, not by the sum of the files. A failing `each`
+/// (stdout closed) stops the helpers after their current file.
 fn lint_parallel(
     inputs: &[Result<PathBuf, InputError>],
     jobs: usize,
@@ -120,102 +134,168 @@ fn lint_parallel(
     renderer: &Renderer,
     each: &mut dyn FnMut(Linted) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    let lint = |linter: &Linter, i: usize| {
+        lint_input(&inputs[i], linter, renderer, &mut std::io::empty(), 1)
+    };
+    in_order_on(
+        inputs.len(),
+        jobs,
+        make_linter,
+        &lint,
+        &Linted::weight,
+        each,
+    )
+}
+
+/// `work(state, i)` for every `i` below `count` on `jobs` threads, each with its own `state`,
+/// the results handed to `each` in order on this thread, held at most as [`lint_parallel`]
+/// says (`weight`: what a result holds).
+fn in_order_on<S, T: Send>(
+    count: usize,
+    jobs: usize,
+    state: &(dyn Fn() -> S + Sync),
+    work: &(dyn Fn(&S, usize) -> std::io::Result<T> + Sync),
+    weight: &(dyn Fn(&T) -> usize + Sync),
+    each: &mut dyn FnMut(T) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     use std::collections::BTreeMap;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Condvar, Mutex, mpsc};
 
     let window = jobs + 1;
+    // What the results produced and not yet handed over weigh.
+    let waiting_bytes = AtomicUsize::new(0);
+    // Input `i` may be taken once `done` are handed over.
+    let may_take = |i: usize, done: usize| {
+        i < done + window || waiting_bytes.load(Ordering::Relaxed) < WAITING_BYTES
+    };
+    let produce = |state: &S, i: usize| {
+        let result = work(state, i);
+        if let Ok(r) = &result {
+            waiting_bytes.fetch_add(weight(r), Ordering::Relaxed);
+        }
+        result
+    };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    // How many results were handed over, and a wake-up for helpers waiting on the window.
-    let handed = (Mutex::new(0usize), Condvar::new());
-    let (tx, rx) = mpsc::channel::<(usize, std::io::Result<Linted>)>();
+    // How many results were handed over and how many helpers wait on the window, and their
+    // wake-up (only when one waits: a wake-up is a system call).
+    let handed = (Mutex::new((0usize, 0usize)), Condvar::new());
+    // Stops every thread, waking those that wait on the window (under the lock, so that none
+    // is between its look at `stop` and its wait).
+    let stop_all = || {
+        stop.store(true, Ordering::Relaxed);
+        drop(handed.0.lock().unwrap_or_else(|e| e.into_inner()));
+        handed.1.notify_all();
+    };
+    // A thread that panics stops the others (then the panic is the run's, not a hang).
+    struct OnPanic<F: Fn()>(F);
+    impl<F: Fn()> Drop for OnPanic<F> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                (self.0)();
+            }
+        }
+    }
+    let (tx, rx) = mpsc::channel::<(usize, std::io::Result<T>)>();
     std::thread::scope(|scope| {
-        for _ in 1..jobs.min(inputs.len()) {
+        for _ in 1..jobs.min(count) {
             let tx = tx.clone();
             let (next, stop, handed) = (&next, &stop, &handed);
+            let (may_take, produce, stop_all) = (&may_take, &produce, &stop_all);
             scope.spawn(move || {
-                let linter = make_linter();
+                let _stops = OnPanic(stop_all);
+                let state = state();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= inputs.len() {
+                    if i >= count {
                         return;
                     }
                     {
                         let (lock, wake) = handed;
-                        let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
-                        while i >= *done + window && !stop.load(Ordering::Relaxed) {
-                            done = wake.wait(done).unwrap_or_else(|e| e.into_inner());
+                        let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
+                        while !may_take(i, st.0) && !stop.load(Ordering::Relaxed) {
+                            st.1 += 1;
+                            st = wake.wait(st).unwrap_or_else(|e| e.into_inner());
+                            st.1 -= 1;
                         }
                     }
                     if stop.load(Ordering::Relaxed) {
                         return;
                     }
-                    let linted =
-                        lint_input(&inputs[i], &linter, renderer, &mut std::io::empty(), 1);
-                    if tx.send((i, linted)).is_err() {
+                    if tx.send((i, produce(&state, i))).is_err() {
                         return;
                     }
                 }
             });
         }
         drop(tx);
-        let mut waiting: BTreeMap<usize, std::io::Result<Linted>> = BTreeMap::new();
+        let mut waiting: BTreeMap<usize, std::io::Result<T>> = BTreeMap::new();
         let mut written = 0;
         // Hands over the results that are next in order; how many are handed over by now.
         let mut hand_over =
-            |waiting: &mut BTreeMap<usize, std::io::Result<Linted>>| -> std::io::Result<usize> {
+            |waiting: &mut BTreeMap<usize, std::io::Result<T>>| -> std::io::Result<usize> {
                 let before = written;
-                while let Some(linted) = waiting.remove(&written) {
-                    linted.and_then(&mut *each)?;
+                while let Some(result) = waiting.remove(&written) {
+                    if let Ok(r) = &result {
+                        waiting_bytes.fetch_sub(weight(r), Ordering::Relaxed);
+                    }
+                    result.and_then(&mut *each)?;
                     written += 1;
                 }
                 if written != before {
                     let (lock, wake) = &handed;
-                    *lock.lock().unwrap_or_else(|e| e.into_inner()) = written;
-                    wake.notify_all();
+                    let mut st = lock.lock().unwrap_or_else(|e| e.into_inner());
+                    st.0 = written;
+                    if st.1 > 0 {
+                        drop(st);
+                        wake.notify_all();
+                    }
                 }
                 Ok(written)
             };
-        let linter = make_linter();
+        let _stops = OnPanic(&stop_all);
+        let state = state();
         let result = (|| -> std::io::Result<()> {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= inputs.len() {
+                if i >= count || stop.load(Ordering::Relaxed) {
                     break;
                 }
                 // Past the window: an earlier input is still on a helper; take in results
                 // until this one is within it.
                 loop {
                     waiting.extend(rx.try_iter());
-                    if i < hand_over(&mut waiting)? + window {
+                    if may_take(i, hand_over(&mut waiting)?) {
                         break;
                     }
                     match rx.recv() {
-                        Ok((j, linted)) => {
-                            waiting.insert(j, linted);
+                        Ok((j, result)) => {
+                            waiting.insert(j, result);
                         }
                         Err(_) => break,
                     }
                 }
-                let linted = lint_input(&inputs[i], &linter, renderer, &mut std::io::empty(), 1);
-                waiting.insert(i, linted);
+                waiting.insert(i, produce(&state, i));
                 waiting.extend(rx.try_iter());
                 hand_over(&mut waiting)?;
             }
-            for (i, linted) in rx.iter() {
-                waiting.insert(i, linted);
+            for (i, result) in rx.iter() {
+                waiting.insert(i, result);
                 hand_over(&mut waiting)?;
             }
             hand_over(&mut waiting).map(|_| ())
         })();
         if result.is_err() {
-            stop.store(true, Ordering::Relaxed);
-            handed.1.notify_all();
+            stop_all();
         }
         result
     })
 }
+
+/// What the results of a run waiting to be handed over may weigh before a thread that would
+/// take an input more than `jobs` ahead waits ([`lint_parallel`]).
+const WAITING_BYTES: usize = 1 << 20;
 
 /// The problems of unreadable inputs get this code (documented with KSM001).
 const UNREADABLE: &str = "KSM000"; // documented in core::lint::rules::load
@@ -415,5 +495,70 @@ mod tests {
             assert_eq!(handed, 50, "{jobs} jobs");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn light_results_let_threads_run_ahead_and_heavy_ones_do_not() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::{Condvar, Mutex};
+        for jobs in [2, 3] {
+            // Light results: input 0 is held until input 40 has started, which only threads
+            // running more than `jobs + 1` ahead of the results handed over reach. (The wait's
+            // limit only ends a run in which they never do.)
+            let started = (Mutex::new(0usize), Condvar::new());
+            let work = |_: &(), i: usize| -> std::io::Result<usize> {
+                let (max, moved) = &started;
+                let mut m = max.lock().unwrap();
+                *m = (*m).max(i);
+                moved.notify_all();
+                if i == 0 {
+                    let limit = std::time::Duration::from_secs(120);
+                    let (m, waited) = moved.wait_timeout_while(m, limit, |m| *m < 40).unwrap();
+                    drop(m);
+                    assert!(!waited.timed_out(), "{jobs} jobs: input 40 never started");
+                }
+                Ok(i)
+            };
+            let mut got = Vec::new();
+            in_order_on(100, jobs, &|| (), &work, &|_| 100, &mut |i| {
+                got.push(i);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, (0..100).collect::<Vec<_>>());
+
+            // Heavy results (each past the weight allowed): no input starts more than `jobs`
+            // ahead of those handed over.
+            let handed = AtomicUsize::new(0);
+            let lead = AtomicUsize::new(0);
+            let work = |_: &(), i: usize| -> std::io::Result<usize> {
+                lead.fetch_max(i - i.min(handed.load(Ordering::SeqCst)), Ordering::SeqCst);
+                Ok(i)
+            };
+            in_order_on(300, jobs, &|| (), &work, &|_| WAITING_BYTES, &mut |_| {
+                handed.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
+            assert!(lead.load(Ordering::SeqCst) <= jobs, "{jobs} jobs");
+        }
+    }
+
+    #[test]
+    fn a_panic_on_any_thread_is_the_runs_not_a_hang() {
+        // Input 5 panics on whichever thread takes it; the others wait on the window (heavy
+        // results) or are taking in results: all are let go, and the panic reaches the caller.
+        for jobs in [2, 3, 8] {
+            for weight in [0, WAITING_BYTES] {
+                let work = |_: &(), i: usize| -> std::io::Result<usize> {
+                    assert_ne!(i, 5, "the input that panics");
+                    Ok(i)
+                };
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    in_order_on(200, jobs, &|| (), &work, &|_| weight, &mut |_| Ok(()))
+                }));
+                assert!(run.is_err(), "{jobs} jobs");
+            }
+        }
     }
 }

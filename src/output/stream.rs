@@ -100,6 +100,19 @@ pub struct Rendered {
     runs: Vec<Run>,
 }
 
+impl Rendered {
+    /// The bytes it holds.
+    pub fn size(&self) -> usize {
+        self.runs
+            .iter()
+            .map(|r| match r {
+                Run::Text(t) => t.iter().map(<[u8]>::len).sum(),
+                Run::Items { bytes, ends } => bytes.len() + ends.len() * size_of::<usize>(),
+            })
+            .sum()
+    }
+}
+
 /// A run of diagnostics, rendered.
 enum Run {
     /// Text (human, GitHub), in pieces.
