@@ -102,7 +102,7 @@ pub async fn reconcile_once(obj: &CachedSet, ctx: &Ctx) -> Result<Next, Reconcil
 fn remember(ctx: &Ctx, gathered: &Gathered, plan: &Plan, applied: Option<&[(usize, String)]>) {
     let memo = &ctx.caches.memo;
     let set = &gathered.set;
-    if gathered.desired.recalled.is_some() && applied.is_some() && !plan.deleting {
+    if gathered.desired.recalled && applied.is_some() && !plan.deleting {
         return;
     }
     let remembered = (!plan.deleting)

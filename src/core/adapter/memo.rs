@@ -112,7 +112,7 @@ impl Remembered {
         desired: &Desired,
         in_sync: impl Fn(usize) -> Option<String>,
     ) -> Option<Remembered> {
-        if desired.recalled.is_some() {
+        if desired.recalled {
             return None;
         }
         let rendered = &desired.rendered;
@@ -211,14 +211,11 @@ impl Remembered {
         if spec.next().is_some() {
             return None;
         }
-        Some(Desired {
-            rendered: Rendered {
-                objects,
-                services,
-                diagnostics: Vec::new(),
-            },
-            versions,
-            recalled: Some(targets),
-        })
+        let rendered = Rendered {
+            objects,
+            services,
+            diagnostics: Vec::new(),
+        };
+        Some(Desired::recalled(rendered, versions, targets))
     }
 }

@@ -135,8 +135,10 @@ pub struct Desired {
     /// `rendered.services`.
     pub versions: Vec<Option<String>>,
     /// Recalled ([`memo::Remembered::recall`]): each object is its kind and name alone, its
-    /// live copy known in sync, and this is its target (in the order of `rendered.objects`).
-    pub recalled: Option<Vec<Option<Target>>>,
+    /// live copy known in sync.
+    pub recalled: bool,
+    /// What each object claims ([`ownership::target_of`], or as recalled), found once.
+    targets: std::sync::OnceLock<Vec<Option<Target>>>,
 }
 
 impl Desired {
@@ -155,22 +157,39 @@ impl Desired {
         Desired {
             rendered,
             versions,
-            recalled: None,
+            recalled: false,
+            targets: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// A render recalled ([`memo`]): its objects are their kind and name, each claiming its
+    /// target of `targets`.
+    fn recalled(
+        rendered: Rendered,
+        versions: Vec<Option<String>>,
+        targets: Vec<Option<Target>>,
+    ) -> Desired {
+        Desired {
+            rendered,
+            versions,
+            recalled: true,
+            targets: targets.into(),
         }
     }
 
     /// What the object `index` claims ([`ownership::target_of`]).
     pub fn target(&self, index: usize) -> Option<Target> {
-        match &self.recalled {
-            Some(targets) => targets.get(index).cloned().flatten(),
-            None => ownership::target_of(self.rendered.objects.get(index)?),
-        }
+        let targets = self.targets.get_or_init(|| {
+            let objects = &self.rendered.objects;
+            objects.iter().map(ownership::target_of).collect()
+        });
+        targets.get(index).cloned().flatten()
     }
 
     /// Whether every object is known in sync with its live copy (recalled), without
     /// comparing them.
     fn known_in_sync(&self) -> bool {
-        self.recalled.is_some()
+        self.recalled
     }
 }
 
