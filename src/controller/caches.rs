@@ -202,25 +202,23 @@ impl Caches {
     /// What `set` wants: rendered with the templates its services name (those alone are
     /// converted from the store).
     pub fn desired(&self, set: &Value) -> Desired {
-        let ns = Object(set).namespace();
-        let names = ServiceSet(set).services().map(|s| s.template());
-        Desired::of(set, &self.templates_named(ns, names))
+        let templates: Vec<Value> = self
+            .templates_named(set)
+            .into_iter()
+            .flatten()
+            .map(|t| with_type(&t, &self.kinds.template))
+            .collect();
+        Desired::of(set, &templates)
     }
 
     /// What `set`'s render depends on ([`Key`]): its uid, generation and pause, and the
     /// resourceVersions of the templates its services name (as [`Caches::desired`] takes
     /// them, none converted).
     pub fn render_key(&self, set: &Value) -> Option<Key> {
-        let ns = Object(set).namespace();
-        let mut seen = BTreeSet::new();
-        let versions = ServiceSet(set)
-            .services()
-            .map(|s| s.template())
-            .filter(|n| seen.insert(*n))
-            .map(|n| {
-                self.template(ns, n)
-                    .map(|t| t.metadata.resource_version.clone().unwrap_or_default())
-            })
+        let versions = self
+            .templates_named(set)
+            .into_iter()
+            .map(|t| t.map(|t| t.metadata.resource_version.clone().unwrap_or_default()))
             .collect();
         Key::of(set, versions)
     }
@@ -231,17 +229,16 @@ impl Caches {
             .get(&ObjectRef::new_with(name, self.kinds.template.clone()).within(namespace))
     }
 
-    /// The templates `names` of `namespace` that exist, each once.
-    fn templates_named<'a>(
-        &self,
-        namespace: &str,
-        names: impl Iterator<Item = &'a str>,
-    ) -> Vec<Value> {
+    /// The templates `set`'s services name, each once (first mention first), as the store
+    /// holds them; None for one that does not exist.
+    fn templates_named(&self, set: &Value) -> Vec<Option<Arc<DynamicObject>>> {
+        let ns = Object(set).namespace();
         let mut seen = BTreeSet::new();
-        names
+        ServiceSet(set)
+            .services()
+            .map(|s| s.template())
             .filter(|n| seen.insert(*n))
-            .filter_map(|n| self.template(namespace, n))
-            .map(|t| with_type(&t, &self.kinds.template))
+            .map(|n| self.template(ns, n))
             .collect()
     }
 

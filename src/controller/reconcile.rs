@@ -100,41 +100,27 @@ pub async fn reconcile_once(obj: &CachedSet, ctx: &Ctx) -> Result<Next, Reconcil
 /// not known (`applied`: None when the writes did not all succeed). A recalled render stays
 /// as it was kept.
 fn remember(ctx: &Ctx, gathered: &Gathered, plan: &Plan, applied: Option<&[(usize, String)]>) {
-    let memo = &ctx.caches.memo;
     let set = &gathered.set;
     if gathered.desired.recalled && applied.is_some() && !plan.deleting {
         return;
     }
-    let remembered = (!plan.deleting)
-        .then_some(gathered.key.clone())
-        .flatten()
-        .zip(applied)
-        .and_then(|(key, applied)| {
-            let objects = &gathered.desired.rendered.objects;
-            let in_sync = |index: usize| {
-                if let Some(j) = plan.applied.iter().position(|&i| i == index) {
-                    return applied
-                        .iter()
-                        .find(|(k, _)| *k == j)
-                        .map(|(_, v)| v.clone());
+    let kept = match (&gathered.key, applied) {
+        (Some(at), Some(applied)) if !plan.deleting => {
+            // By object: the live version found in sync, or its apply's reply's.
+            let mut versions = vec![None; gathered.desired.rendered.objects.len()];
+            let replies = applied.iter().map(|(j, v)| (plan.applied.get(*j), v));
+            let found = plan.in_sync.iter().map(|(i, v)| (Some(i), v));
+            for (i, v) in found.chain(replies) {
+                if let Some(slot) = i.and_then(|i| versions.get_mut(*i)) {
+                    *slot = Some(v.clone());
                 }
-                if !plan.in_sync.contains(&index) {
-                    return None;
-                }
-                let (kind, name) = (
-                    Object(&objects[index]).kind(),
-                    Object(&objects[index]).name(),
-                );
-                gathered
-                    .live
-                    .iter()
-                    .find(|l| Object(l).kind() == kind && Object(l).name() == name)
-                    .map(|l| Object(l).resource_version().to_string())
-                    .filter(|v| !v.is_empty())
-            };
-            Remembered::of(key, set, &gathered.desired, in_sync)
-        });
-    memo.remember(&set_key(set), remembered.as_ref());
+            }
+            let version = |i: usize| versions.get(i).cloned().flatten();
+            Remembered::of(at.clone(), set, &gathered.desired, version)
+        }
+        _ => None,
+    };
+    ctx.caches.memo.remember(&set_key(set), kept.as_ref());
 }
 
 fn log_findings(set: &Value, diagnostics: &[crate::diag::Diagnostic]) {

@@ -130,7 +130,7 @@ impl Remembered {
                         kind: kind.to_string(),
                         name: (name != naming::flux_object_name(set_name, &svc.name))
                             .then(|| name.to_string()),
-                        in_sync: in_sync(*index)?,
+                        in_sync: in_sync(*index).filter(|v| !v.is_empty())?,
                         target: desired.target(*index),
                     }
                 }

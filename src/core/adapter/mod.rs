@@ -185,12 +185,6 @@ impl Desired {
         });
         targets.get(index).cloned().flatten()
     }
-
-    /// Whether every object is known in sync with its live copy (recalled), without
-    /// comparing them.
-    fn known_in_sync(&self) -> bool {
-        self.recalled
-    }
 }
 
 /// Everything one reconcile of one ServiceSet decides from.
@@ -254,8 +248,9 @@ pub struct Plan {
     pub desired: usize,
     /// The index in the render's objects of each object of `apply`.
     pub applied: Vec<usize>,
-    /// The render's objects whose live copy was found in sync (by index).
-    pub in_sync: Vec<usize>,
+    /// The render's objects whose live copy was found in sync (by index), with that copy's
+    /// resourceVersion.
+    pub in_sync: Vec<(usize, String)>,
 }
 
 fn is_deleting(v: &Value) -> bool {
@@ -502,15 +497,17 @@ pub fn plan(inputs: &Inputs) -> Plan {
                     ),
                     _ => {
                         if inputs.provider.active() {
-                            let in_sync = live.is_some_and(|l| {
-                                inputs.desired.known_in_sync()
-                                    || sync::in_sync(desired, l, FIELD_MANAGER)
-                            });
-                            if in_sync {
-                                plan.in_sync.push(*index);
-                            } else {
-                                plan.apply.push(desired.clone());
-                                plan.applied.push(*index);
+                            // A recalled object is known in sync with its live copy.
+                            match live.filter(|l| {
+                                inputs.desired.recalled || sync::in_sync(desired, l, FIELD_MANAGER)
+                            }) {
+                                Some(l) => plan
+                                    .in_sync
+                                    .push((*index, Object(l).resource_version().to_string())),
+                                None => {
+                                    plan.apply.push(desired.clone());
+                                    plan.applied.push(*index);
+                                }
                             }
                         }
                         let source = live.and_then(|l| {
