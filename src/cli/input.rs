@@ -157,11 +157,8 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>, out: &mut Expanded) {
                     .iter()
                     .any(|x| e.eq_ignore_ascii_case(x))
             });
-            if manifest && ft.is_file() {
-                // A regular file by its directory entry: no need to look again.
-                found.push(path);
-            } else if manifest {
-                found_in_directory(path, found, &mut out.notes);
+            if manifest {
+                found_in_directory(path, Some(ft), found, &mut out.notes);
             }
         }
     }
@@ -169,8 +166,18 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>, out: &mut Expanded) {
 
 /// A manifest found in a directory (not a directory itself): read if it is a regular file,
 /// through symbolic links (a dangling link is read, so that it is an error); anything else
-/// is skipped with a note.
-pub fn found_in_directory(path: PathBuf, found: &mut Vec<PathBuf>, notes: &mut Vec<String>) {
+/// is skipped with a note. A regular file by its directory entry (`entry`) is not looked up
+/// again.
+pub fn found_in_directory(
+    path: PathBuf,
+    entry: Option<fs::FileType>,
+    found: &mut Vec<PathBuf>,
+    notes: &mut Vec<String>,
+) {
+    if entry.is_some_and(|t| t.is_file()) {
+        found.push(path);
+        return;
+    }
     match fs::metadata(&path).map(|m| kind_of(&m)) {
         Ok(Kind::File) | Err(_) => found.push(path),
         Ok(Kind::Dir) => notes.push(format!(

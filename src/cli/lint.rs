@@ -532,7 +532,10 @@ mod tests {
             let handed = AtomicUsize::new(0);
             let lead = AtomicUsize::new(0);
             let work = |_: &(), i: usize| -> std::io::Result<usize> {
-                lead.fetch_max(i - i.min(handed.load(Ordering::SeqCst)), Ordering::SeqCst);
+                lead.fetch_max(
+                    i.saturating_sub(handed.load(Ordering::SeqCst)),
+                    Ordering::SeqCst,
+                );
                 Ok(i)
             };
             in_order_on(300, jobs, &|| (), &work, &|_| WAITING_BYTES, &mut |_| {

@@ -171,13 +171,12 @@ impl LintConfig {
                                     .iter()
                                     .any(|y| x.eq_ignore_ascii_case(y))
                             });
-                        if yaml && e.file_type().is_some_and(|t| t.is_file()) {
-                            // A regular file by its directory entry: no need to look again.
-                            found.push(e.into_path());
-                        } else if yaml {
+                        if yaml {
                             // Only regular files are read (a FIFO would hang the run).
+                            let entry = e.file_type();
                             super::input::found_in_directory(
                                 e.into_path(),
+                                entry,
                                 &mut found,
                                 &mut out.notes,
                             );
