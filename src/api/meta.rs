@@ -86,6 +86,17 @@ pub(in crate::api) fn items_at<'a>(v: &'a Value, pointer: &str) -> &'a [Value] {
         .map_or(&[], Vec::as_slice)
 }
 
+/// The namespace of a namespaced object that names none.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// `namespace`, or [`DEFAULT_NAMESPACE`] when empty.
+pub fn or_default_namespace(namespace: &str) -> &str {
+    match namespace {
+        "" => DEFAULT_NAMESPACE,
+        n => n,
+    }
+}
+
 /// apiVersion, kind, namespace and name of an object.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -170,6 +181,12 @@ impl<'a> Object<'a> {
 
     pub fn namespace(self) -> &'a str {
         str_at(self.0, "/metadata/namespace")
+    }
+
+    /// The namespace the API server puts a namespaced object in: `metadata.namespace`, or
+    /// [`DEFAULT_NAMESPACE`] when it has none.
+    pub fn namespace_or_default(self) -> &'a str {
+        or_default_namespace(self.namespace())
     }
 
     pub fn uid(self) -> &'a str {

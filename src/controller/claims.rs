@@ -17,7 +17,7 @@ use kube::runtime::watcher;
 use serde_json::Value;
 
 use crate::api::kcm::ServiceSet;
-use crate::api::meta::Object;
+use crate::api::meta::{Object, or_default_namespace};
 use crate::api::selector;
 use crate::core::adapter::Desired;
 use crate::core::adapter::ownership::{self, Claim, Target};
@@ -202,11 +202,10 @@ pub(super) fn meta_key(m: &kube::api::ObjectMeta) -> SetKey {
 }
 
 fn key_in(namespace: &str, name: &str) -> SetKey {
-    let ns = match namespace {
-        "" => "default",
-        n => n,
-    };
-    (ns.to_string(), name.to_string())
+    (
+        or_default_namespace(namespace).to_string(),
+        name.to_string(),
+    )
 }
 
 impl ClaimIndex {

@@ -152,10 +152,7 @@ impl Remembered {
         }
         let s = ServiceSet(set);
         let set_name = s.name();
-        let namespace = match s.namespace() {
-            "" => "default",
-            n => n,
-        };
+        let namespace = s.meta().namespace_or_default();
         let count = self
             .services
             .iter()

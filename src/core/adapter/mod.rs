@@ -615,10 +615,7 @@ pub fn service_version(set: &Value, svc_name: &str, templates: &[Value]) -> Opti
     if !svc.version().is_empty() {
         return Some(svc.version().into());
     }
-    let ns = match set.namespace() {
-        "" => "default",
-        n => n,
-    };
+    let ns = set.meta().namespace_or_default();
     let template = svc.template();
     let t = templates
         .iter()

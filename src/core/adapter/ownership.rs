@@ -146,10 +146,7 @@ pub fn cluster_of(set: &Value) -> String {
     if s.self_management() {
         return MANAGEMENT_CLUSTER.to_string();
     }
-    let ns = match s.namespace() {
-        "" => "default",
-        n => n,
-    };
+    let ns = s.meta().namespace_or_default();
     let secret = naming::kubeconfig_secret(s.cluster());
     format!("{ns}/{}", naming::cluster_of_kubeconfig_secret(&secret))
 }
@@ -185,10 +182,7 @@ pub fn claims_with(
                 i,
                 Claim {
                     target,
-                    namespace: match s.namespace() {
-                        "" => "default".to_string(),
-                        n => n.to_string(),
-                    },
+                    namespace: s.meta().namespace_or_default().to_string(),
                     service_set: s.name().to_string(),
                     service: svc.name.clone(),
                     priority,

@@ -85,7 +85,7 @@ struct SetContext<'a> {
 pub fn render(inputs: &Inputs) -> Rendered {
     let mut out = Rendered::default();
     let set = ServiceSet(inputs.service_set);
-    let (name, namespace) = (set.name(), set.namespace());
+    let (name, namespace) = (set.name(), set.meta().namespace_or_default());
     if set.meta().kind() != kinds::SERVICE_SET.kind || name.is_empty() {
         out.diagnostics.push(Diagnostic::error(
             codes::INVALID_SERVICESET,
@@ -93,11 +93,6 @@ pub fn render(inputs: &Inputs) -> Rendered {
         ));
         return out;
     }
-    let namespace = if namespace.is_empty() {
-        "default"
-    } else {
-        namespace
-    };
     let config = match provider::parse(set.provider_config()) {
         Ok(c) => c,
         Err(errors) => {
