@@ -8,7 +8,9 @@
 //!
 //! Benchmarks (throughput in documents):
 //! - `saphyr events`: raw saphyr-parser event iteration (the floor of any YAML parse);
-//! - `parse`: `diag::yaml::parse_documents` (events to our node tree, with spans);
+//! - `parse`: `diag::yaml::parse_documents` (events to our node tree, with spans; the
+//!   documents in plain block YAML read by the block reader, the others by saphyr);
+//! - `parse, saphyr alone`: the same with saphyr reading every document;
 //! - `load`: `core::objects::load` (parse + JSON conversion + object checks);
 //! - `lint`: `core::lint::lint_source` (load + every lint check);
 //! - `lint (every rule unique)`: the same documents with every rule text different;
@@ -156,6 +158,9 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("parse", |b| b.iter(|| parse_documents(black_box(&source))));
+    g.bench_function("parse, saphyr alone", |b| {
+        b.iter(|| yaml::parse_documents_by_saphyr(black_box(&source)))
+    });
     g.bench_function("load", |b| {
         b.iter(|| objects::load(black_box(&source), &yaml::Limits::default()))
     });

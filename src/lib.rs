@@ -22,3 +22,5 @@ pub mod controller;
 pub mod core;
 pub mod diag;
 pub mod output;
+#[cfg(test)]
+mod testing;

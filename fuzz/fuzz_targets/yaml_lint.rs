@@ -1,5 +1,5 @@
 //! Arbitrary bytes as a manifest file, through every path that reads one: input checks (size,
-//! NUL, UTF-8, BOM), the YAML loader and its limits, every lint rule (including compiling the
+//! NUL, UTF-8, BOM), the YAML loader and its limits (its block reader against saphyr alone), every lint rule (including compiling the
 //! readiness rules of SMPs) and every diagnostics renderer (spans turned into positions and
 //! excerpts); the loader of `eval`/`check`/`render` and, against it, the reader of dumps
 //! without positions (`doctor`/`tree`/`trace`/`wait --from`); `render` of every
@@ -76,6 +76,20 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = source_from_bytes("fuzz.yaml".into(), bytes) else {
         return;
     };
+
+    // The block reader reads what saphyr reads alone: the same documents, trees and error
+    // (with anchors, only where each document starts: the trees print aliases expanded).
+    let (ours, our_err) = kubectl_ksm::diag::yaml::parse_documents(&source);
+    let (saphyr, saphyr_err) = kubectl_ksm::diag::yaml::parse_documents_by_saphyr(&source);
+    assert_eq!(our_err, saphyr_err, "the block reader's error");
+    if source.text().contains('&') {
+        let starts = |d: &[kubectl_ksm::diag::yaml::Document]| -> Vec<usize> {
+            d.iter().map(|d| d.start).collect()
+        };
+        assert_eq!(starts(&ours), starts(&saphyr), "the block reader's documents");
+    } else {
+        assert_eq!(format!("{ours:?}"), format!("{saphyr:?}"), "the block reader's trees");
+    }
 
     // lint and every renderer of its report.
     let report = lint_source(&source, &Linter::default());

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use saphyr_parser::{Event, Parser, Span};
 
+use super::block;
 use super::scalar::resolve_tagged;
 use super::{Document, Limits, Node, NodeKind, Scalar, ScalarValue, Style, YamlError, scalar_text};
 use crate::diag::Source;
@@ -50,12 +51,22 @@ fn documents(
     limits: &Limits,
     f: &mut dyn FnMut(Document),
 ) -> Option<YamlError> {
+    read(source, piece, limits, f, true)
+}
+
+/// The documents of `source` (or of its `piece`), each read by [`block`] when `block_first`
+/// and it can, from the first it cannot by saphyr.
+pub(super) fn read(
+    source: &Source,
+    piece: Option<std::ops::Range<usize>>,
+    limits: &Limits,
+    f: &mut dyn FnMut(Document),
+    block_first: bool,
+) -> Option<YamlError> {
     let (text, base) = match &piece {
         Some(p) => (&source.text()[p.clone()], Some(p.start)),
         None => (source.text(), None),
     };
-    let at = Offsets { source, base };
-    let mut parser = Parser::new_from_str(text);
     let mut builder = Builder {
         limits: *limits,
         nodes_left: limits.max_nodes,
@@ -64,8 +75,66 @@ fn documents(
         root: None,
         anchors: HashMap::new(),
         doc_start: 0,
+        index: 0,
     };
-    let mut index = 0;
+    let block = block_first && source.offsets_are_indices() && block::readable(text);
+    // Where the next document starts.
+    let mut from = 0;
+    loop {
+        if block {
+            let at = Offsets { source, base };
+            while from < text.len() {
+                // The events go to the builder as they are read. A limit the builder meets
+                // declines the document too: saphyr reads it again and says where.
+                let nodes_before = builder.total_left;
+                let mut feed = |event: Event, span: Span| builder.feed(&at, event, span, f).is_ok();
+                match block::document(text, from, &mut feed) {
+                    Some(next) if next > from => from = next,
+                    _ => {
+                        builder.rewind(nodes_before);
+                        break;
+                    }
+                }
+            }
+            if from >= text.len() {
+                return None;
+            }
+        }
+        // saphyr from the document declined: the rest of the stream, read as the whole
+        // stream is (it starts at a `---` line after a document that ended there, or at the
+        // start). It stops, for the block reader, after a document that ends at a `---`.
+        match saphyr(source, text, base, from, limits, &mut builder, f, block) {
+            Ok(Some(next)) if next > from => from = next,
+            Ok(_) => return None,
+            Err(e) => return Some(e),
+        }
+    }
+}
+
+/// saphyr's events of `text` from `from` (a `---` line, or 0) fed to `builder`: to the end,
+/// or (`one`) to the end of the first document that ends at a `---` line, whose start it
+/// returns (unless an anchor or a tag was read before: the end then).
+#[allow(clippy::too_many_arguments)]
+fn saphyr(
+    source: &Source,
+    text: &str,
+    base: Option<usize>,
+    from: usize,
+    limits: &Limits,
+    builder: &mut Builder,
+    f: &mut dyn FnMut(Document),
+    mut one: bool,
+) -> Result<Option<usize>, YamlError> {
+    let at = Offsets {
+        source,
+        base: if from == 0 {
+            base
+        } else {
+            Some(base.unwrap_or(0) + from)
+        },
+    };
+    let rest = &text[from..];
+    let mut parser = Parser::new_from_str(rest);
     while let Some(event) = parser.next_event() {
         let (event, span) = match event {
             Ok(e) => e,
@@ -78,34 +147,36 @@ fn documents(
                 } else {
                     err.info().to_string()
                 };
-                return Some(YamlError {
+                return Err(YamlError {
                     message,
                     offset: at.of(*m),
                 });
             }
         };
-        match builder.push(&at, event, span) {
-            Ok(Some(DocEvent::Start(start))) => {
-                builder.doc_start = start;
-                builder.nodes_left = limits.max_nodes;
+        // saphyr keeps anchors (and tags' handles) from one document to the next: once one
+        // is read, only the stream read on from here is the whole stream's.
+        let (anchor, tagged) = match &event {
+            Event::Scalar(_, _, anchor, tag) => (*anchor, tag.is_some()),
+            Event::SequenceStart(anchor, tag) | Event::MappingStart(anchor, tag) => {
+                (*anchor, tag.is_some())
             }
-            Ok(Some(DocEvent::End(root))) => {
-                // `---` followed by nothing (or `null`) is an empty document, which kubectl skips.
-                let root = root.filter(|r| {
-                    !matches!(&r.resolved().kind, NodeKind::Scalar(s) if s.value == ScalarValue::Null)
-                });
-                f(Document {
-                    index,
-                    root,
-                    start: builder.doc_start,
-                });
-                index += 1;
+            _ => (0, false),
+        };
+        one &= anchor == 0 && !tagged;
+        let ended = matches!(event, Event::DocumentEnd);
+        builder.feed(&at, event, span, f)?;
+        if one && ended {
+            // Offsets are marker indices here (the block reader reads only such text).
+            let end = span.start.index();
+            let line_start = end == 0 || rest.as_bytes().get(end - 1) == Some(&b'\n');
+            let marker = rest.as_bytes().get(end..end + 3) == Some(b"---")
+                && matches!(rest.as_bytes().get(end + 3), None | Some(b' ' | b'\n'));
+            if line_start && marker {
+                return Ok(Some(from + end));
             }
-            Ok(None) => {}
-            Err(e) => return Some(e),
         }
     }
-    None
+    Ok(None)
 }
 
 /// Byte offsets of saphyr's markers in the source: of the whole text, or (`base`) of a piece
@@ -156,9 +227,52 @@ struct Builder {
     doc_start: usize,
     nodes_left: usize,
     total_left: usize,
+    /// The index of the next document.
+    index: usize,
 }
 
 impl Builder {
+    /// Drops what it holds of a document it was fed part of (nothing of it was handed
+    /// out: a document goes out when it ends), as it was before with `total_left` nodes
+    /// left in the source.
+    fn rewind(&mut self, total_left: usize) {
+        self.stack.clear();
+        self.root = None;
+        self.anchors.clear();
+        self.total_left = total_left;
+    }
+
+    /// Takes one event; hands a document to `f` when it ends.
+    fn feed(
+        &mut self,
+        offsets: &Offsets,
+        event: Event<'_>,
+        span: Span,
+        f: &mut dyn FnMut(Document),
+    ) -> Result<(), YamlError> {
+        match self.push(offsets, event, span)? {
+            Some(DocEvent::Start(start)) => {
+                self.doc_start = start;
+                self.nodes_left = self.limits.max_nodes;
+            }
+            Some(DocEvent::End(root)) => {
+                // `---` followed by nothing (or `null`) is an empty document, which kubectl
+                // skips.
+                let root = root.filter(|r| {
+                    !matches!(&r.resolved().kind, NodeKind::Scalar(s) if s.value == ScalarValue::Null)
+                });
+                f(Document {
+                    index: self.index,
+                    root,
+                    start: self.doc_start,
+                });
+                self.index += 1;
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
     fn push(
         &mut self,
         offsets: &Offsets,

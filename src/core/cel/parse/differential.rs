@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use super::tests::{big_stack, disagreement};
 use crate::diag::Source;
 use crate::diag::yaml::{Node, NodeKind, parse_documents};
+use crate::testing::Rng;
 
 #[allow(dead_code)]
 #[path = "../../../../tests/support/textproto.rs"]
@@ -147,26 +148,6 @@ fn corpus() -> (BTreeSet<String>, Vec<String>) {
     }
     count("fuzz corpora", &all, before);
     (all, counts)
-}
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
 }
 
 const ATOMS: &[&str] = &[
