@@ -153,7 +153,10 @@ fn without_comments(mut body: &str) -> &str {
     loop {
         let rest = body.trim_start_matches([' ', '\t', '\r', '\n']);
         if let Some(comment) = rest.strip_prefix('#') {
-            body = comment.split_once('\n').map_or("", |(_, after)| after);
+            // A comment ends at a line break: `\n`, `\r\n` or a `\r` alone, as YAML reads.
+            body = comment
+                .split_once(['\n', '\r'])
+                .map_or("", |(_, after)| after);
         } else if rest == "---" || rest.starts_with("---\n") || rest.starts_with("---\r\n") {
             body = &rest[3..];
         } else {
@@ -347,6 +350,16 @@ null
         };
         assert!(document_values(&two, &limited(14)).is_some());
         assert_eq!(document_values(&two, &limited(13)), None);
+    }
+
+    #[test]
+    fn a_comment_ends_at_a_carriage_return_too() {
+        // YAML reads a `\r` alone as a line break: what follows it is no longer the comment
+        // (here a document that is a string, which the tree reader reads too).
+        for text in ["# a\r{\"a\": 1}\n", "# a\r\n{\"a\": 1}\n", "# a\rs b\n"] {
+            let fast = document_values(text, &Limits::default());
+            assert_eq!(fast, Some(through_trees(text)), "{text:?}");
+        }
     }
 
     #[test]
