@@ -112,7 +112,12 @@ impl<'a> Reader<'a, '_> {
 
     /// Whether the line at `at` (a line start) is a document marker, `---` or `...`.
     fn marker_line(&self, at: usize, marker: &[u8; 3]) -> bool {
-        self.b[at..].starts_with(marker) && self.blank(at + 3)
+        marker_at(self.b, at, marker)
+    }
+
+    /// Whether a block sequence's `-` is at `at` (followed by a space or the line's end).
+    fn dash(&self, at: usize) -> bool {
+        self.byte(at) == Some(b'-') && self.blank(at + 1)
     }
 
     fn push(&mut self, event: Event<'a>, start: usize, end: usize) -> Option<()> {
@@ -220,12 +225,11 @@ impl<'a> Reader<'a, '_> {
     /// which may go on over several lines, or flow, is declined).
     fn block_node(&mut self, next: Next) -> Option<Next> {
         let indent = next.indent?;
-        if self.byte(next.at) == Some(b'-') && self.blank(next.at + 1) {
+        if self.dash(next.at) {
             self.sequence(next.at, indent, false)
-        } else if self.key(next.at).is_some() {
-            self.mapping(next.at, indent)
         } else {
-            None
+            let colon = self.key(next.at)?;
+            self.mapping(next.at, colon, indent)
         }
     }
 
@@ -259,12 +263,12 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
-    fn mapping(&mut self, first: usize, indent: usize) -> Option<Next> {
+    /// A mapping `indent` deep whose first key is at `first`, its `:` at `colon`.
+    fn mapping(&mut self, first: usize, colon: usize, indent: usize) -> Option<Next> {
         self.enter()?;
         self.push(Event::MappingStart(0, None), first, first)?;
-        let mut key_at = first;
+        let (mut key_at, mut colon) = (first, colon);
         loop {
-            let colon = self.key(key_at)?;
             self.scalar(
                 Cow::Borrowed(&self.text[key_at..colon]),
                 ScalarStyle::Plain,
@@ -273,8 +277,11 @@ impl<'a> Reader<'a, '_> {
             )?;
             let next = self.value(colon, indent)?;
             match next.indent {
-                Some(i) if i == indent && self.key(next.at).is_some() => key_at = next.at,
-                Some(i) if i >= indent => return None,
+                Some(i) if i == indent => {
+                    key_at = next.at;
+                    colon = self.key(key_at)?;
+                }
+                Some(i) if i > indent => return None,
                 _ => {
                     self.push(Event::MappingEnd, next.at, next.at)?;
                     self.depth -= 1;
@@ -292,11 +299,7 @@ impl<'a> Reader<'a, '_> {
                 let next = self.skip(self.next_line(at))?;
                 match next.indent {
                     Some(i) if i > indent => self.block_node(next),
-                    Some(i)
-                        if i == indent
-                            && self.byte(next.at) == Some(b'-')
-                            && self.blank(next.at + 1) =>
-                    {
+                    Some(i) if i == indent && self.dash(next.at) => {
                         self.sequence(next.at, indent, true)
                     }
                     _ => {
@@ -306,7 +309,7 @@ impl<'a> Reader<'a, '_> {
                     }
                 }
             }
-            Some(_) => self.inline(at, Some(indent)),
+            Some(_) => self.inline(at, indent),
         }
     }
 
@@ -337,20 +340,14 @@ impl<'a> Reader<'a, '_> {
                     }
                     self.block_node(next)?
                 }
-                Some(b'-') if self.blank(item + 1) => return None,
-                Some(_) if self.key(item).is_some() => {
-                    self.mapping(item, indent + (item - dash))?
-                }
-                Some(_) => self.inline(item, Some(indent))?,
+                Some(_) if self.dash(item) => return None,
+                Some(_) => match self.key(item) {
+                    Some(colon) => self.mapping(item, colon, indent + (item - dash))?,
+                    None => self.inline(item, indent)?,
+                },
             };
             match next.indent {
-                Some(i)
-                    if i == indent
-                        && self.byte(next.at) == Some(b'-')
-                        && self.blank(next.at + 1) =>
-                {
-                    dash = next.at;
-                }
+                Some(i) if i == indent && self.dash(next.at) => dash = next.at,
                 Some(i) if i > indent || (i == indent && !indentless) => return None,
                 _ => {
                     self.push(Event::SequenceEnd, next.at, next.at)?;
@@ -363,9 +360,9 @@ impl<'a> Reader<'a, '_> {
 
     /// A value that starts on its key's (or its `-`'s) line, at `at`, in a collection
     /// indented `parent` deep.
-    fn inline(&mut self, at: usize, parent: Option<usize>) -> Option<Next> {
+    fn inline(&mut self, at: usize, parent: usize) -> Option<Next> {
         let next = match self.b[at] {
-            b'|' | b'>' => return self.block_scalar(at, parent?),
+            b'|' | b'>' => return self.block_scalar(at, parent),
             b'"' | b'\'' => self.quoted(at)?,
             b'[' => self.flow_sequence(at)?,
             b'{' => self.empty_flow(at)?,
@@ -375,7 +372,7 @@ impl<'a> Reader<'a, '_> {
             _ => self.plain(at)?,
         };
         // A value goes on over a line more indented than its collection: not read here.
-        if next.deeper_than(parent) {
+        if next.deeper_than(Some(parent)) {
             return None;
         }
         Some(next)
@@ -642,6 +639,13 @@ impl<'a> Reader<'a, '_> {
         }
         Some(next)
     }
+}
+
+/// Whether the line of `b` that starts at `at` is the document marker `marker` (`---` or
+/// `...`, followed by a space or the line's end).
+pub(super) fn marker_at(b: &[u8], at: usize, marker: &[u8; 3]) -> bool {
+    b.get(at..).is_some_and(|rest| rest.starts_with(marker))
+        && matches!(b.get(at + 3), None | Some(b' ' | b'\n'))
 }
 
 /// Bytes that start something other than a plain scalar, or that saphyr refuses there.

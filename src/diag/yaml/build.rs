@@ -103,7 +103,7 @@ pub(super) fn read(
         // saphyr from the document declined: the rest of the stream, read as the whole
         // stream is (it starts at a `---` line after a document that ended there, or at the
         // start). It stops, for the block reader, after a document that ends at a `---`.
-        match saphyr(source, text, base, from, limits, &mut builder, f, block) {
+        match saphyr(source, text, base, from, &mut builder, f, block) {
             Ok(Some(next)) if next > from => from = next,
             Ok(_) => return None,
             Err(e) => return Some(e),
@@ -114,13 +114,11 @@ pub(super) fn read(
 /// saphyr's events of `text` from `from` (a `---` line, or 0) fed to `builder`: to the end,
 /// or (`one`) to the end of the first document that ends at a `---` line, whose start it
 /// returns (unless an anchor or a tag was read before: the end then).
-#[allow(clippy::too_many_arguments)]
 fn saphyr(
     source: &Source,
     text: &str,
     base: Option<usize>,
     from: usize,
-    limits: &Limits,
     builder: &mut Builder,
     f: &mut dyn FnMut(Document),
     mut one: bool,
@@ -143,7 +141,7 @@ fn saphyr(
                 // The scanner's own bound on flow nesting (255 levels), met when it looks
                 // ahead of the events the depth limit sees.
                 let message = if err.info() == "recursion limit exceeded" {
-                    super::too_deep(limits.max_depth)
+                    super::too_deep(builder.limits.max_depth)
                 } else {
                     err.info().to_string()
                 };
@@ -169,9 +167,7 @@ fn saphyr(
             // Offsets are marker indices here (the block reader reads only such text).
             let end = span.start.index();
             let line_start = end == 0 || rest.as_bytes().get(end - 1) == Some(&b'\n');
-            let marker = rest.as_bytes().get(end..end + 3) == Some(b"---")
-                && matches!(rest.as_bytes().get(end + 3), None | Some(b' ' | b'\n'));
-            if line_start && marker {
+            if line_start && block::marker_at(rest.as_bytes(), end, b"---") {
                 return Ok(Some(from + end));
             }
         }
