@@ -158,7 +158,7 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>, out: &mut Expanded) {
                     .any(|x| e.eq_ignore_ascii_case(x))
             });
             if manifest {
-                found_in_directory(path, Some(ft), found, &mut out.notes);
+                found.extend(found_in_directory(path, Some(ft), &mut out.notes));
             }
         }
     }
@@ -171,15 +171,13 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>, out: &mut Expanded) {
 pub fn found_in_directory(
     path: PathBuf,
     entry: Option<fs::FileType>,
-    found: &mut Vec<PathBuf>,
     notes: &mut Vec<String>,
-) {
+) -> Option<PathBuf> {
     if entry.is_some_and(|t| t.is_file()) {
-        found.push(path);
-        return;
+        return Some(path);
     }
     match fs::metadata(&path).map(|m| kind_of(&m)) {
-        Ok(Kind::File) | Err(_) => found.push(path),
+        Ok(Kind::File) | Err(_) => return Some(path),
         Ok(Kind::Dir) => notes.push(format!(
             "{}: skipped: a link to a directory (links to directories are not followed)",
             path.display()
@@ -189,6 +187,7 @@ pub fn found_in_directory(
             path.display()
         )),
     }
+    None
 }
 
 /// Reads one input ("-" is standard input) into a [`Source`].

@@ -129,75 +129,12 @@ impl LintConfig {
         })
     }
 
-    /// The inputs of `lint`: files as given, directories walked (sorted by path; only regular
-    /// files are read, the others skipped with a note).
-    pub fn expand(&self, paths: &[PathBuf]) -> Result<Expanded, CliError> {
-        let overrides = self.overrides()?;
-        let mut out = Expanded::default();
-        for p in paths {
-            if p.as_os_str() == "-" || !p.is_dir() {
-                // Files named on the command line (and errors for missing ones) as before.
-                let named = super::input::expand_paths(std::slice::from_ref(p));
-                out.inputs.extend(named.inputs);
-                out.notes.extend(named.notes);
-                continue;
-            }
-            let mut walk = ignore::WalkBuilder::new(p);
-            walk.hidden(true)
-                .git_ignore(true)
-                .git_exclude(true)
-                .git_global(false)
-                .require_git(false)
-                .parents(true)
-                .sort_by_file_path(|a, b| a.cmp(b));
-            if let Some(gi) = overrides.clone() {
-                let cwd = std::env::current_dir().unwrap_or_default();
-                walk.filter_entry(move |e| {
-                    let dir = e.file_type().is_some_and(|t| t.is_dir());
-                    !gi.matched_path_or_any_parents(cwd.join(e.path()), dir)
-                        .is_ignore()
-                });
-            }
-            let mut found = Vec::new();
-            for entry in walk.build() {
-                match entry {
-                    Ok(e) if !e.file_type().is_some_and(|t| t.is_dir()) => {
-                        let yaml = e
-                            .path()
-                            .extension()
-                            .and_then(|x| x.to_str())
-                            .is_some_and(|x| {
-                                ["yaml", "yml", "json"]
-                                    .iter()
-                                    .any(|y| x.eq_ignore_ascii_case(y))
-                            });
-                        if yaml {
-                            // Only regular files are read (a FIFO would hang the run).
-                            let entry = e.file_type();
-                            super::input::found_in_directory(
-                                e.into_path(),
-                                entry,
-                                &mut found,
-                                &mut out.notes,
-                            );
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(e) => out.inputs.push(Err(InputError {
-                        path: p.display().to_string(),
-                        message: e.to_string(),
-                    })),
-                }
-            }
-            if found.is_empty() {
-                out.inputs.push(Err(InputError {
-                    path: p.display().to_string(),
-                    message: "no *.yaml, *.yml or *.json files in this directory (after .gitignore and the lint configuration's excludes)".into(),
-                }));
-            }
-            out.inputs.extend(found.into_iter().map(Ok));
-        }
-        Ok(out)
+    /// The walk of `lint`'s inputs (the excludes read: a bad pattern is an error here, before
+    /// any input is found).
+    pub fn walker(&self) -> Result<Walker, CliError> {
+        Ok(Walker {
+            excludes: self.overrides()?,
+        })
     }
 
     /// The excludes as .gitignore rules rooted at the configuration's directory (absolute,
@@ -217,5 +154,97 @@ impl LintConfig {
                 .map_err(|e| fatal(path, format!("lint.exclude: {pattern:?}: {e}")))?;
         }
         b.build().map(Some).map_err(|e| fatal(path, e))
+    }
+}
+
+/// The walk of `lint`'s inputs: files as given, directories walked with `.gitignore` and the
+/// configuration's excludes (each directory's entries sorted by path; only regular files are
+/// read, the others skipped with a note).
+pub struct Walker {
+    excludes: Option<ignore::gitignore::Gitignore>,
+}
+
+impl Walker {
+    /// Hands the inputs under `paths` to `push` in order, as they are found (a run lints the
+    /// first while the walk goes on); the files skipped go to `notes`.
+    pub fn walk(
+        &self,
+        paths: &[PathBuf],
+        push: &mut dyn FnMut(Result<PathBuf, InputError>),
+        notes: &mut Vec<String>,
+    ) {
+        for p in paths {
+            if p.as_os_str() == "-" || !p.is_dir() {
+                // Files named on the command line (and errors for missing ones) as before.
+                let named = super::input::expand_paths(std::slice::from_ref(p));
+                named.inputs.into_iter().for_each(&mut *push);
+                notes.extend(named.notes);
+                continue;
+            }
+            let mut walk = ignore::WalkBuilder::new(p);
+            walk.hidden(true)
+                .git_ignore(true)
+                .git_exclude(true)
+                .git_global(false)
+                .require_git(false)
+                .parents(true)
+                // A directory's entries by name: as by path (they share the directory) at a
+                // fraction of the cost (a path is compared component by component).
+                .sort_by_file_name(|a, b| a.cmp(b));
+            if let Some(gi) = self.excludes.clone() {
+                let cwd = std::env::current_dir().unwrap_or_default();
+                walk.filter_entry(move |e| {
+                    let dir = e.file_type().is_some_and(|t| t.is_dir());
+                    !gi.matched_path_or_any_parents(cwd.join(e.path()), dir)
+                        .is_ignore()
+                });
+            }
+            let mut found = false;
+            for entry in walk.build() {
+                match entry {
+                    Ok(e) if !e.file_type().is_some_and(|t| t.is_dir()) => {
+                        let yaml = e
+                            .path()
+                            .extension()
+                            .and_then(|x| x.to_str())
+                            .is_some_and(|x| {
+                                ["yaml", "yml", "json"]
+                                    .iter()
+                                    .any(|y| x.eq_ignore_ascii_case(y))
+                            });
+                        if yaml {
+                            // Only regular files are read (a FIFO would hang the run).
+                            let entry = e.file_type();
+                            let path = e.into_path();
+                            if let Some(file) = super::input::found_in_directory(path, entry, notes)
+                            {
+                                found = true;
+                                push(Ok(file));
+                            }
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => push(Err(InputError {
+                        path: p.display().to_string(),
+                        message: e.to_string(),
+                    })),
+                }
+            }
+            if !found {
+                push(Err(InputError {
+                    path: p.display().to_string(),
+                    message: "no *.yaml, *.yml or *.json files in this directory (after .gitignore and the lint configuration's excludes)".into(),
+                }));
+            }
+        }
+    }
+
+    /// [`Walker::walk`] into one list.
+    pub fn expand(&self, paths: &[PathBuf]) -> Expanded {
+        let mut out = Expanded::default();
+        let mut notes = Vec::new();
+        self.walk(paths, &mut |input| out.inputs.push(input), &mut notes);
+        out.notes = notes;
+        out
     }
 }

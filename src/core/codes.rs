@@ -15,6 +15,11 @@ struct Registry {
     by_code: std::collections::HashMap<&'static str, &'static CodeInfo>,
 }
 
+/// Gathers the registry now (work done ahead by a thread that would otherwise wait).
+pub fn gather_ahead() {
+    registry();
+}
+
 /// The registry, gathered once.
 fn registry() -> &'static Registry {
     static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();

@@ -38,6 +38,18 @@ impl Summary {
         }
     }
 
+    /// Adds another's totals.
+    pub fn add(&mut self, other: &Summary) {
+        self.files += other.files;
+        self.documents += other.documents;
+        self.objects += other.objects;
+        self.errors += other.errors;
+        self.warnings += other.warnings;
+        self.notes += other.notes;
+        self.skipped += other.skipped;
+        self.suppressed += other.suppressed;
+    }
+
     /// `2 files, 3 documents: 1 error, 2 warnings, 1 skipped` (then notes and suppressed
     /// findings, when there are any)
     pub fn line(&self) -> String {

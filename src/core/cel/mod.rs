@@ -232,6 +232,15 @@ pub enum Environment {
     Health,
 }
 
+/// Builds the declarations of both environments and the standard functions now (work done
+/// ahead by a thread that would otherwise wait).
+pub fn declare_ahead() {
+    Environment::Readiness.declarations();
+    Environment::Health.declarations();
+    std::sync::LazyLock::force(&decls::STD_FUNCTIONS);
+    std::sync::LazyLock::force(&decls::STRING_FUNCTIONS);
+}
+
 impl Environment {
     pub fn declarations(self) -> &'static Declarations {
         static READINESS: std::sync::LazyLock<Declarations> =

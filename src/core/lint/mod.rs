@@ -141,6 +141,29 @@ impl Linter {
     }
 }
 
+/// Prepares what linting needs before its first object (the CEL declarations, the codes, the
+/// embedded CRDs in their order, kcm's first), on threads that would otherwise wait (a run's
+/// helpers while the walk reads a directory): one step at a time, each taken once across the
+/// threads (`next`), until `stop` says there is work to do or nothing is left.
+pub fn prepare_ahead(next: &std::sync::atomic::AtomicUsize, stop: &dyn Fn() -> bool) {
+    while !stop() {
+        let more = match next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+            0 => {
+                cel::declare_ahead();
+                true
+            }
+            1 => {
+                crate::core::codes::gather_ahead();
+                true
+            }
+            n => crate::core::crds::parse_ahead(n - 2),
+        };
+        if !more {
+            return;
+        }
+    }
+}
+
 impl Default for Linter {
     fn default() -> Self {
         Linter {
@@ -1081,5 +1104,32 @@ mod parallel_tests {
             .is_none()
         );
         assert_same_on_every_thread_count(&text);
+    }
+}
+
+#[cfg(test)]
+mod prepare_tests {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn preparing_ahead_stops_when_told_and_ends_after_the_last_crd() {
+        let next = AtomicUsize::new(0);
+        super::prepare_ahead(&next, &|| true);
+        assert_eq!(next.load(Ordering::SeqCst), 0, "no step once told to stop");
+        let asked = Cell::new(0);
+        super::prepare_ahead(&next, &|| {
+            asked.set(asked.get() + 1);
+            asked.get() > 3
+        });
+        assert_eq!(
+            next.load(Ordering::SeqCst),
+            3,
+            "a step between two questions"
+        );
+        super::prepare_ahead(&next, &|| false);
+        // The declarations, the codes, every CRD, and the step that found none left.
+        let steps = 2 + crate::core::crds::kinds().count() + 1;
+        assert_eq!(next.load(Ordering::SeqCst), steps);
     }
 }
