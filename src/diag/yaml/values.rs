@@ -125,7 +125,7 @@ fn json_documents(text: &str, limits: &Limits) -> Option<Vec<Value>> {
     let mut docs = Vec::new();
     let mut nodes_left = limits.max_total_nodes;
     for body in text.split("\n---\n") {
-        let body = without_comments(body);
+        let body = without_comments(body)?;
         if body.is_empty() {
             continue;
         }
@@ -149,18 +149,22 @@ fn json_documents(text: &str, limits: &Limits) -> Option<Vec<Value>> {
 /// A document's text after the comment and blank lines it starts with (those of the first
 /// document of a stream, or after a `---` line that opens it). A marker or directive line
 /// the split at `\n---\n` leaves inside a document is not JSON: the JSON reader refuses it.
-fn without_comments(mut body: &str) -> &str {
+/// `None` when a comment holds a byte order mark, which YAML's comments may not (the YAML
+/// reader refuses the stream, and says where).
+fn without_comments(mut body: &str) -> Option<&str> {
     loop {
         let rest = body.trim_start_matches([' ', '\t', '\r', '\n']);
         if let Some(comment) = rest.strip_prefix('#') {
             // A comment ends at a line break: `\n`, `\r\n` or a `\r` alone, as YAML reads.
-            body = comment
-                .split_once(['\n', '\r'])
-                .map_or("", |(_, after)| after);
+            let (text, after) = comment.split_once(['\n', '\r']).unwrap_or((comment, ""));
+            if text.contains('\u{feff}') {
+                return None;
+            }
+            body = after;
         } else if rest == "---" || rest.starts_with("---\n") || rest.starts_with("---\r\n") {
             body = &rest[3..];
         } else {
-            return rest.trim_end();
+            return Some(rest.trim_end());
         }
     }
 }
@@ -360,6 +364,28 @@ null
             let fast = document_values(text, &Limits::default());
             assert_eq!(fast, Some(through_trees(text)), "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_comment_with_a_byte_order_mark_is_left_to_the_tree_reader() {
+        // YAML's comments hold no byte order mark: the tree reader refuses the stream (and
+        // says where), so the JSON path of the fast one must not read past it.
+        for text in [
+            "#\u{feff}\n{\"a\": 1}\n",
+            "{\"a\": 1}\n---\n# a\u{feff}b\n{\"b\": 2}\n",
+        ] {
+            assert!(
+                parse_documents(&Source::new("t.yaml", text)).1.is_some(),
+                "{text:?}"
+            );
+            assert_eq!(document_values(text, &Limits::default()), None, "{text:?}");
+        }
+        // Elsewhere, as in a string, it is a character like any other.
+        let text = "# a\n{\"a\": \"x\u{feff}y\"}\n";
+        assert_eq!(
+            document_values(text, &Limits::default()),
+            Some(through_trees(text))
+        );
     }
 
     #[test]
