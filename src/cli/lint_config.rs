@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::CliError;
-use super::input::{Expanded, InputError};
+use super::input::InputError;
 use crate::core::lint::find_rule;
 use crate::diag::yaml;
 
@@ -237,14 +237,5 @@ impl Walker {
                 }));
             }
         }
-    }
-
-    /// [`Walker::walk`] into one list.
-    pub fn expand(&self, paths: &[PathBuf]) -> Expanded {
-        let mut out = Expanded::default();
-        let mut notes = Vec::new();
-        self.walk(paths, &mut |input| out.inputs.push(input), &mut notes);
-        out.notes = notes;
-        out
     }
 }

@@ -1078,24 +1078,18 @@ mod tests {
                     out.push(' ');
                     self.literal(out, indent);
                 }
-                3 => {
+                // Nothing on the line: an empty value, or a collection below.
+                n => {
                     self.pad(out);
                     out.push('\n');
                     self.filler(out, indent);
-                }
-                4 => {
-                    self.pad(out);
-                    out.push('\n');
-                    self.filler(out, indent);
-                    let inner = indent + 1 + self.below(3);
-                    self.mapping(out, inner, depth + 1);
-                }
-                _ => {
-                    self.pad(out);
-                    out.push('\n');
-                    self.filler(out, indent);
-                    let inner = if self.chance(50) { indent } else { indent + 2 };
-                    self.sequence(out, inner, depth + 1);
+                    if n == 4 {
+                        let inner = indent + 1 + self.below(3);
+                        self.mapping(out, inner, depth + 1);
+                    } else if n > 4 {
+                        let inner = if self.chance(50) { indent } else { indent + 2 };
+                        self.sequence(out, inner, depth + 1);
+                    }
                 }
             }
         }
