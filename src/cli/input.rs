@@ -201,15 +201,8 @@ pub fn read_source(path: &Path, stdin: &mut dyn Read) -> Result<Arc<Source>, Inp
         ("<stdin>".to_string(), buf)
     } else {
         let name = path.display().to_string();
-        // Checked before opening: opening a FIFO waits for a writer.
-        let meta = fs::metadata(path).map_err(|e| InputError::new(&name, io_message(&e)))?;
-        if let Kind::Special(what) = kind_of(&meta)
-            && !is_inherited_descriptor(path)
-        {
-            return Err(special_file(path, what));
-        }
-        let file = fs::File::open(path).map_err(|e| InputError::new(&name, io_message(&e)))?;
-        let size = file.metadata().map_or(0, |m| m.len());
+        let (file, meta) = open_input(path, &name)?;
+        let size = meta.len();
         if size > MAX_INPUT_BYTES {
             return Err(too_large(&name, size));
         }
@@ -223,6 +216,54 @@ pub fn read_source(path: &Path, stdin: &mut dyn Read) -> Result<Arc<Source>, Inp
         (name, buf)
     };
     source_from_bytes(name, bytes)
+}
+
+/// Opens a named input and reads what it is, refusing what is not a regular file (unless the
+/// shell passed it as `/dev/fd/N`). On Unix it is opened without waiting (opening a FIFO
+/// otherwise waits for a writer) and then looked at, one path lookup rather than two; a pipe
+/// the shell passed is opened again to be read as usual.
+fn open_input(path: &Path, name: &str) -> Result<(fs::File, fs::Metadata), InputError> {
+    let fail = |e: std::io::Error| InputError::new(name, io_message(&e));
+    #[cfg(unix)]
+    let opened = {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+        fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flags.bits() as i32)
+            .open(path)
+    };
+    #[cfg(not(unix))]
+    let opened = {
+        // Looked at before opening, which could wait.
+        let meta = fs::metadata(path).map_err(fail)?;
+        if let Kind::Special(what) = kind_of(&meta)
+            && !is_inherited_descriptor(path)
+        {
+            return Err(special_file(path, what));
+        }
+        fs::File::open(path)
+    };
+    let file = match opened {
+        Ok(file) => file,
+        // A socket cannot be opened: say what it is rather than the system's error.
+        Err(e) => {
+            return Err(match fs::metadata(path).map(|m| kind_of(&m)) {
+                Ok(Kind::Special(what)) => special_file(path, what),
+                _ => fail(e),
+            });
+        }
+    };
+    let meta = file.metadata().map_err(fail)?;
+    match kind_of(&meta) {
+        Kind::Special(_) if is_inherited_descriptor(path) => {
+            drop(file);
+            let file = fs::File::open(path).map_err(fail)?;
+            Ok((file, meta))
+        }
+        Kind::Special(what) => Err(special_file(path, what)),
+        Kind::File | Kind::Dir => Ok((file, meta)),
+    }
 }
 
 /// Checks size, binary content and encoding.
@@ -434,6 +475,76 @@ mod tests {
     fn bom_is_accepted() {
         let s = source_from_bytes("x.yaml".into(), b"\xEF\xBB\xBFa: 1\n".to_vec()).unwrap();
         assert_eq!(s.text(), "a: 1\n");
+    }
+
+    /// A fresh directory of this test process.
+    #[cfg(unix)]
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("ksm-input-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_socket_is_refused_without_waiting_and_a_file_is_read() {
+        let dir = scratch("special");
+        let fifo = dir.join("fifo.yaml");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        // No writer: an open that waited would wait for one. A watchdog (only a failing run
+        // meets it) becomes that writer, so the test fails rather than hangs.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        let reader = std::thread::spawn(move || {
+            let _ = tx.send(read_source(&path, &mut std::io::empty()));
+        });
+        let Ok(read) = rx.recv_timeout(std::time::Duration::from_secs(60)) else {
+            let _ = fs::OpenOptions::new().write(true).open(&fifo);
+            panic!("opening a FIFO waited for a writer");
+        };
+        reader.join().unwrap();
+        let e = read.unwrap_err();
+        assert!(
+            e.message
+                .starts_with("a named pipe (FIFO), not a regular file"),
+            "{}",
+            e.message
+        );
+        let socket = dir.join("socket.yaml");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let e = read_source(&socket, &mut std::io::empty()).unwrap_err();
+        assert!(
+            e.message.starts_with("a socket, not a regular file"),
+            "{}",
+            e.message
+        );
+        let file = dir.join("file.yaml");
+        fs::write(&file, "a: 1\n").unwrap();
+        assert_eq!(
+            read_source(&file, &mut std::io::empty()).unwrap().text(),
+            "a: 1\n"
+        );
+        let e = read_source(&dir.join("missing.yaml"), &mut std::io::empty()).unwrap_err();
+        assert!(e.message.contains("no such file"), "{}", e.message);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pipe_the_shell_passes_as_dev_fd_is_read() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writer.write_all(b"a: 1\n").unwrap();
+        drop(writer);
+        let path = std::path::PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        assert_eq!(
+            read_source(&path, &mut std::io::empty()).unwrap().text(),
+            "a: 1\n"
+        );
     }
 
     #[test]
