@@ -7,6 +7,7 @@ use clap::Args;
 use super::input::{self, InputError};
 use super::{CliResult, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, GlobalArgs, Io, OutputFormat, formats};
 use crate::core::lint::{self, Linter};
+use crate::core::threads::Helpers;
 use crate::diag::{Diagnostic, Severity, Source};
 use crate::output::stream::{self as render, Rendered, Renderer, Summary};
 
@@ -151,7 +152,7 @@ fn default_jobs() -> usize {
 /// largest file, not by the sum of the files. A run of one input lints it on every job. A
 /// failing `each` (stdout closed) stops the helpers after their current file. Helpers
 /// started before the walk finds two inputs (`eager`) prepare what linting needs meanwhile
-/// ([`lint::prepare_ahead`]).
+/// ([`lint::prepare_ahead`]). The helpers start off this thread's CPU ([`Helpers`]).
 fn lint_parallel(
     jobs: usize,
     eager: bool,
@@ -306,6 +307,7 @@ fn in_order_on<I: Send, S, T: Send>(
     let feed = Feed::new();
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let helpers = Helpers::new();
     // How many results were handed over and how many helpers wait on the window, and their
     // wake-up (only when one waits: a wake-up is a system call).
     let handed = (Mutex::new((0usize, 0usize)), Condvar::new());
@@ -335,7 +337,7 @@ fn in_order_on<I: Send, S, T: Send>(
                 let tx = tx.clone();
                 let (feed, next, stop, handed) = (&feed, &next, &stop, &handed);
                 let (may_take, produce, stop_all) = (&may_take, &produce, &stop_all);
-                scope.spawn(move || {
+                helpers.spawn(scope, move || {
                     let _stops = OnPanic(stop_all);
                     let state = state();
                     idle(&|| stop.load(Ordering::Relaxed) || feed.ready());
@@ -362,18 +364,19 @@ fn in_order_on<I: Send, S, T: Send>(
                     }
                 });
             }
+            helpers.settle();
         };
         // The helpers start with the second input, or before the walk when it is `eager`
         // (they take none until there are two: a run of one input lints it on every job).
-        let mut helpers = false;
+        let mut started = false;
         if eager && jobs > 1 {
             spawn_helpers();
-            helpers = true;
+            started = true;
         }
         let filled = fill(&mut |input| {
-            if feed.push(input) == 2 && !helpers && jobs > 1 {
+            if feed.push(input) == 2 && !started && jobs > 1 {
                 spawn_helpers();
-                helpers = true;
+                started = true;
             }
         });
         feed.close();

@@ -158,12 +158,6 @@ pub fn crd(kind: &str) -> Option<&'static Crd> {
     Some(PARSED[idx].get_or_init(|| parse(EMBEDDED[idx].1)))
 }
 
-/// Parses the `i`-th embedded CRD now, if it is not yet (work done ahead by a thread that
-/// would otherwise wait); false past the last.
-pub fn parse_ahead(i: usize) -> bool {
-    EMBEDDED.get(i).is_some_and(|(kind, _)| crd(kind).is_some())
-}
-
 /// Every embedded kind.
 pub fn kinds() -> impl Iterator<Item = &'static str> {
     EMBEDDED.iter().map(|(k, _)| *k)

@@ -34,6 +34,7 @@ pub mod render;
 pub mod schema;
 pub mod secret;
 pub mod state;
+pub mod threads;
 pub mod timeline;
 pub mod trace;
 pub mod tree;

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use super::pretty::{Document, Pretty};
 use super::{github, human, json, sarif};
+use crate::core::threads::Helpers;
 use crate::diag::{CodeInfo, Diagnostic, Severity};
 
 /// Totals of a lint run.
@@ -178,11 +179,13 @@ impl Renderer<'_> {
             return self.render(diags);
         }
         let run = diags.len().div_ceil(threads);
+        let helpers = Helpers::new();
         let runs: io::Result<Vec<Run>> = std::thread::scope(|scope| {
             let others: Vec<_> = diags[run..]
                 .chunks(run)
-                .map(|part| scope.spawn(move || self.run(part)))
+                .map(|part| helpers.spawn(scope, move || self.run(part)))
                 .collect();
+            helpers.settle();
             let first = self.run(&diags[..run]);
             std::iter::once(first)
                 .chain(others.into_iter().map(|h| {

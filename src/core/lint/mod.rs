@@ -22,6 +22,7 @@ use crate::core::cel;
 use crate::core::fxhash::FxHasher;
 use crate::core::objects::{self, LoadedObject};
 use crate::core::schema::PathSeg;
+use crate::core::threads::Helpers;
 use crate::diag::yaml::{self, Node};
 use crate::diag::{Diagnostic, Source};
 
@@ -141,25 +142,22 @@ impl Linter {
     }
 }
 
-/// Prepares what linting needs before its first object (the CEL declarations, the codes, the
-/// embedded CRDs in their order, kcm's first), on threads that would otherwise wait (a run's
-/// helpers while the walk reads a directory): one step at a time, each taken once across the
-/// threads (`next`), until `stop` says there is work to do or nothing is left.
+/// Prepares what linting needs before its first object, on threads that would otherwise wait
+/// (a run's helpers while the walk reads a directory): the CEL declarations, the codes and
+/// the StateManagementProvider CRD, one step at a time, each taken once across the threads
+/// (`next`), until `stop` says there is work to do or nothing is left. The other CRDs are
+/// parsed when a file needs them: a step cannot be cut short, and one started as the walk
+/// yields its files held the helper back by up to its parse (ServiceTemplate's 1.2 ms, the
+/// time of 50 files; BENCHMARKS.md, "Helpers off their starter's CPU").
 pub fn prepare_ahead(next: &std::sync::atomic::AtomicUsize, stop: &dyn Fn() -> bool) {
     while !stop() {
-        let more = match next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
-            0 => {
-                cel::declare_ahead();
-                true
+        match next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+            0 => cel::declare_ahead(),
+            1 => crate::core::codes::gather_ahead(),
+            2 => {
+                crate::core::crds::crd(crate::api::kinds::STATE_MANAGEMENT_PROVIDER.kind);
             }
-            1 => {
-                crate::core::codes::gather_ahead();
-                true
-            }
-            n => crate::core::crds::parse_ahead(n - 2),
-        };
-        if !more {
-            return;
+            _ => return,
         }
     }
 }
@@ -487,10 +485,12 @@ fn lint_pieces(source: &Arc<Source>, linter: &Linter, threads: usize) -> Option<
         }
     };
     let helper = linter.maker();
+    let helpers = Helpers::new();
     std::thread::scope(|scope| {
         for _ in 1..threads.min(pieces.len()) {
-            scope.spawn(|| work(&helper()));
+            helpers.spawn(scope, || work(&helper()));
         }
+        helpers.settle();
         work(linter);
     });
     let read = read.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -546,6 +546,7 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
     let (results, outbox) = mpsc::channel::<(Vec<Found>, Batch)>();
     // Each helper's linter has these settings and memos of its own (they are not shared).
     let helper = linter.maker();
+    let started = Helpers::new();
     let check = |batch: &Batch, linter: &Linter| -> Vec<Found> {
         batch
             .iter()
@@ -556,7 +557,7 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
         for _ in 0..helpers {
             let (inbox, results) = (&inbox, results.clone());
             let helper = &helper;
-            scope.spawn(move || {
+            started.spawn(scope, move || {
                 let linter = helper();
                 loop {
                     let next = inbox.lock().unwrap_or_else(|e| e.into_inner()).recv();
@@ -568,6 +569,7 @@ fn lint_objects_on(source: &Arc<Source>, linter: &Linter, threads: usize) -> Sou
             });
         }
         drop(results);
+        started.settle();
         let mut found = Vec::new();
         let mut batch = Vec::with_capacity(BATCH);
         // A full batch goes to a helper, or is checked here when every helper is busy: this
@@ -1113,23 +1115,22 @@ mod prepare_tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
-    fn preparing_ahead_stops_when_told_and_ends_after_the_last_crd() {
+    fn preparing_ahead_stops_when_told_and_ends_after_the_smp_crd() {
         let next = AtomicUsize::new(0);
         super::prepare_ahead(&next, &|| true);
         assert_eq!(next.load(Ordering::SeqCst), 0, "no step once told to stop");
         let asked = Cell::new(0);
         super::prepare_ahead(&next, &|| {
             asked.set(asked.get() + 1);
-            asked.get() > 3
+            asked.get() > 2
         });
         assert_eq!(
             next.load(Ordering::SeqCst),
-            3,
+            2,
             "a step between two questions"
         );
         super::prepare_ahead(&next, &|| false);
-        // The declarations, the codes, every CRD, and the step that found none left.
-        let steps = 2 + crate::core::crds::kinds().count() + 1;
-        assert_eq!(next.load(Ordering::SeqCst), steps);
+        // The declarations, the codes, the SMP CRD, and the step that found none left.
+        assert_eq!(next.load(Ordering::SeqCst), 4);
     }
 }
