@@ -61,7 +61,17 @@ pub struct Caches {
     using: Mutex<TemplateIndex>,
     /// The SMP as JSON, with the resourceVersion it was converted at.
     smp_json: Mutex<Option<(String, Arc<Value>)>>,
+    /// The templates of recent renders as JSON, by the namespace and the names and
+    /// resourceVersions of the templates a ServiceSet names (ServiceSets share them: most
+    /// name the same few), so that a render does not convert them again.
+    templates_json: Mutex<HashMap<TemplatesAt, Arc<Vec<Value>>>>,
 }
+
+/// A namespace, and the name and resourceVersion of each template found, in order.
+type TemplatesAt = (String, Vec<(String, String)>);
+
+/// The sets of templates [`Caches::templates_json`] keeps, at most (then it starts afresh).
+const TEMPLATE_SETS_KEPT: usize = 256;
 
 impl Caches {
     /// Starts the watches: the caches, and the streams that fill them.
@@ -89,6 +99,7 @@ impl Caches {
             memo: Memo::default(),
             using: Mutex::default(),
             smp_json: Mutex::default(),
+            templates_json: Mutex::default(),
         });
         // The template index reads a ServiceSet's previous version from the store: it sees
         // each event before the store does.
@@ -147,6 +158,7 @@ impl Caches {
             memo: Memo::default(),
             using: Mutex::default(),
             smp_json: Mutex::default(),
+            templates_json: Mutex::default(),
         }
     }
 
@@ -202,13 +214,55 @@ impl Caches {
     /// What `set` wants: rendered with the templates its services name (those alone are
     /// converted from the store).
     pub fn desired(&self, set: &Value) -> Desired {
-        let templates: Vec<Value> = self
-            .templates_named(set)
-            .into_iter()
-            .flatten()
-            .map(|t| with_type(&t, &self.kinds.template))
+        let found: Vec<Arc<DynamicObject>> =
+            self.templates_named(set).into_iter().flatten().collect();
+        let at: Option<Vec<(String, String)>> = found
+            .iter()
+            .map(|t| {
+                let version = t
+                    .metadata
+                    .resource_version
+                    .clone()
+                    .filter(|v| !v.is_empty())?;
+                Some((t.metadata.name.clone().unwrap_or_default(), version))
+            })
             .collect();
+        let convert = || -> Vec<Value> {
+            found
+                .iter()
+                .map(|t| with_type(t, &self.kinds.template))
+                .collect()
+        };
+        // Without a version, a template's JSON cannot be told from another's: converted.
+        let Some(at) = at else {
+            return Desired::of(set, &convert());
+        };
+        let key = (Object(set).namespace().to_string(), at);
+        let kept = self.lock_templates_json().get(&key).cloned();
+        let templates = kept.unwrap_or_else(|| {
+            let templates = Arc::new(convert());
+            let mut all = self.lock_templates_json();
+            if all.len() >= TEMPLATE_SETS_KEPT {
+                all.clear();
+            }
+            all.insert(key, templates.clone());
+            templates
+        });
         Desired::of(set, &templates)
+    }
+
+    /// How many sets of templates are kept converted.
+    #[cfg(test)]
+    pub fn templates_converted(&self) -> usize {
+        self.lock_templates_json().len()
+    }
+
+    fn lock_templates_json(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<TemplatesAt, Arc<Vec<Value>>>> {
+        self.templates_json
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// What `set`'s render depends on ([`Key`]): its uid, generation and pause, and the

@@ -418,6 +418,37 @@ fn a_set_is_rendered_from_the_templates_it_names_as_from_every_template() {
 }
 
 #[test]
+fn the_templates_of_a_render_are_converted_once_per_versions_for_every_set_naming_them() {
+    let kinds = Kinds::new();
+    let mut nginx = template();
+    nginx["metadata"]["resourceVersion"] = "5".into();
+    let mut other = template();
+    other["metadata"]["name"] = "other".into();
+    other["metadata"]["resourceVersion"] = "7".into();
+    other["spec"]["helm"]["chartSpec"]["version"] = "4.12.0".into();
+    let all = [nginx, other];
+    let caches = Caches::of(&kinds, "ksm-flux", &[smp()], &all, &[]);
+    let mut second = service_set();
+    second["metadata"]["name"] = "prod".into();
+    second["metadata"]["uid"] = "prod-uid".into();
+    let mut third = service_set();
+    third["spec"]["services"][0]["template"] = "other".into();
+    for set in [service_set(), second, service_set(), third] {
+        let got = caches.desired(&set);
+        let want = adapter::Desired::of(&set, &all);
+        assert_eq!(got.rendered.objects, want.rendered.objects);
+        assert_eq!(got.rendered.services, want.rendered.services);
+        assert_eq!(got.versions, want.versions);
+    }
+    // nginx@5 (three renders of two ServiceSets), other@7.
+    assert_eq!(caches.templates_converted(), 2);
+    // A template without a version is converted for each render, never kept.
+    let caches = Caches::of(&kinds, "ksm-flux", &[smp()], &[template()], &[]);
+    caches.desired(&service_set());
+    assert_eq!(caches.templates_converted(), 0);
+}
+
+#[test]
 fn the_smp_is_converted_once_per_version() {
     let kinds = Kinds::new();
     let mut smp = smp();

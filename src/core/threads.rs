@@ -5,8 +5,8 @@
 //! CPU idles; the two then share one CPU until a balancing tick moves one of them (4 ms at
 //! 250 Hz, a fifth of a lint of 1,000 files; BENCHMARKS.md, "Helpers off their starter's
 //! CPU"). A helper started through [`Helpers`] first moves itself off its starter's CPU when
-//! it finds itself there (and another CPU is allowed), then allows itself every CPU it was
-//! allowed before; the starter waits in [`Helpers::settle`] until every helper has run that
+//! it finds itself there (and another CPU is allowed; as many helpers move as there are
+//! other CPUs), then allows itself every CPU it was allowed before; the starter waits in [`Helpers::settle`] until every helper has run that
 //! far, which gives a helper queued behind it that CPU at once.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,10 +42,10 @@ impl Helpers {
         work: impl FnOnce() -> T + Send + 'scope,
     ) -> ScopedJoinHandle<'scope, T> {
         let here = current_cpu();
-        self.spawned.fetch_add(1, Ordering::Relaxed);
+        let nth = self.spawned.fetch_add(1, Ordering::Relaxed);
         scope.spawn(move || {
             if let Some(here) = here {
-                leave(here);
+                leave(here, nth);
             }
             self.started.fetch_add(1, Ordering::Release);
             self.starter.unpark();
@@ -78,20 +78,23 @@ fn current_cpu() -> Option<usize> {
     None
 }
 
-/// Moves the calling thread off CPU `here` when it is on it and may run elsewhere, then lets
-/// it run on every CPU it was allowed (the scheduler keeps it where it now runs). A failure
-/// leaves the thread where it is, or (when only the second call fails) off `here`.
+/// Moves the calling thread, the `nth` helper (from 0), off CPU `here` when it is on it and
+/// may run elsewhere, then lets it run on every CPU it was allowed (the scheduler keeps it
+/// where it now runs). Only as many helpers as there are other CPUs move: more would all
+/// crowd the others while `here` has room. A failure leaves the thread where it is, or (when
+/// only the second call fails) off `here`.
 #[cfg(target_os = "linux")]
-fn leave(here: usize) {
-    if let Some(allowed) = move_off(here) {
+fn leave(here: usize, nth: usize) {
+    if let Some(allowed) = move_off(here, nth) {
         let _ = rustix::thread::sched_setaffinity(None, &allowed);
     }
 }
 
 /// Restricts the calling thread to the CPUs it is allowed but `here`, when it runs on `here`
-/// and another is allowed (the kernel moves it before this returns); the CPUs it was allowed.
+/// and more than `nth` others are allowed (the kernel moves it before this returns); the CPUs
+/// it was allowed.
 #[cfg(target_os = "linux")]
-fn move_off(here: usize) -> Option<rustix::thread::CpuSet> {
+fn move_off(here: usize, nth: usize) -> Option<rustix::thread::CpuSet> {
     use rustix::thread::{sched_getaffinity, sched_getcpu, sched_setaffinity};
     if sched_getcpu() != here {
         return None;
@@ -99,7 +102,7 @@ fn move_off(here: usize) -> Option<rustix::thread::CpuSet> {
     let allowed = sched_getaffinity(None).ok()?;
     let mut away = allowed;
     away.unset(here);
-    if away.count() == 0 {
+    if away.count() as usize <= nth {
         return None;
     }
     sched_setaffinity(None, &away).ok()?;
@@ -107,7 +110,7 @@ fn move_off(here: usize) -> Option<rustix::thread::CpuSet> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn leave(_here: usize) {}
+fn leave(_here: usize, _nth: usize) {}
 
 #[cfg(test)]
 mod tests {
@@ -146,7 +149,7 @@ mod tests {
             let here = sched_getcpu();
             if cpus.len() < 2 {
                 // One CPU: nowhere to go, the thread stays.
-                assert!(move_off(here).is_none());
+                assert!(move_off(here, 0).is_none());
                 return;
             }
             // Two CPUs allowed, this one and another.
@@ -156,13 +159,15 @@ mod tests {
             two.set(other);
             sched_setaffinity(None, &two).expect("affinity");
             let before = sched_getcpu();
-            let restored = move_off(before).expect("moved");
+            // The second helper would stay: one other CPU, taken by the first.
+            assert!(move_off(before, 1).is_none());
+            let restored = move_off(before, 0).expect("moved");
             // Off `before` for as long as the restriction holds: preemption cannot bring it back.
             assert_eq!(sched_getcpu(), if before == here { other } else { here });
             assert_eq!(restored, two);
             assert!(!sched_getaffinity(None).expect("affinity").is_set(before));
             // A thread not on the CPU named stays as it is.
-            assert!(move_off(before).is_none());
+            assert!(move_off(before, 0).is_none());
             sched_setaffinity(None, &restored).expect("affinity");
             assert_eq!(sched_getaffinity(None).expect("affinity"), two);
         })
