@@ -345,27 +345,27 @@ pub fn load_dump(paths: &[PathBuf], io: &mut Io) -> Result<Vec<serde_json::Value
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(sources.len());
+    // This thread reads too, beside `threads - 1` helpers.
+    let work = || {
+        let mut mine = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(source) = sources.get(i) else {
+                return mine;
+            };
+            mine.push((i, crate::core::objects::load_dump_values(source)));
+        }
+    };
+    let helpers = crate::core::threads::Helpers::new();
     let mut read: Vec<(usize, Option<Vec<serde_json::Value>>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(source) = sources.get(i) else {
-                            return mine;
-                        };
-                        mine.push((i, crate::core::objects::load_dump_values(source)));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
+        let workers: Vec<_> = (1..threads).map(|_| helpers.spawn(scope, work)).collect();
+        helpers.settle();
+        let mine = work();
+        mine.into_iter()
+            .chain(workers.into_iter().flat_map(|w| {
                 w.join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
+            }))
             .collect()
     });
     read.sort_by_key(|(i, _)| *i);

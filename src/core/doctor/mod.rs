@@ -33,6 +33,7 @@ use crate::core::adapter::ownership;
 use crate::core::cel::Limits;
 use crate::core::provider::{self, Translator};
 use crate::core::readiness::{self, Explain, Rbac};
+use crate::core::threads::Helpers;
 use crate::diag::Diagnostic;
 pub use crate::diag::Severity;
 use findings::Words;
@@ -452,23 +453,27 @@ impl<'a, 'o> Doctor<'a, 'o> {
         if threads <= 1 {
             return sets.iter().map(|ss| self.service_set(*ss)).collect();
         }
+        // The first run on this thread, the others on helpers.
+        let diagnose = |run: &[ServiceSet<'a>], mut d: Doctor<'a, 'o>| {
+            let views: Vec<_> = run.iter().map(|ss| d.service_set(*ss)).collect();
+            (views, d.findings, d.smp_checked)
+        };
+        let mut forks = sets
+            .chunks(sets.len().div_ceil(threads))
+            .map(|run| (run, self.fork()));
+        let first = forks.next();
+        let helpers = Helpers::new();
         let runs: Vec<_> = std::thread::scope(|scope| {
-            let workers: Vec<_> = sets
-                .chunks(sets.len().div_ceil(threads))
-                .map(|run| {
-                    let mut d = self.fork();
-                    scope.spawn(move || {
-                        let views: Vec<_> = run.iter().map(|ss| d.service_set(*ss)).collect();
-                        (views, d.findings, d.smp_checked)
-                    })
-                })
+            let workers: Vec<_> = forks
+                .map(|(run, d)| helpers.spawn(scope, move || diagnose(run, d)))
                 .collect();
-            workers
-                .into_iter()
-                .map(|w| {
+            helpers.settle();
+            let mine = first.map(|(run, d)| diagnose(run, d));
+            mine.into_iter()
+                .chain(workers.into_iter().map(|w| {
                     w.join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
+                }))
                 .collect()
         });
         let base = self.findings.len();
