@@ -6,8 +6,9 @@
 //! 250 Hz, a fifth of a lint of 1,000 files; BENCHMARKS.md, "Helpers off their starter's
 //! CPU"). A helper started through [`Helpers`] first moves itself off its starter's CPU when
 //! it finds itself there (and another CPU is allowed; as many helpers move as there are
-//! other CPUs), then allows itself every CPU it was allowed before; the starter waits in [`Helpers::settle`] until every helper has run that
-//! far, which gives a helper queued behind it that CPU at once.
+//! other CPUs), then allows itself every CPU it was allowed before; the starter waits in
+//! [`Helpers::settle`] until every helper has run that far, which gives a helper queued
+//! behind it that CPU at once.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::{Scope, ScopedJoinHandle, Thread};
@@ -60,11 +61,6 @@ impl Helpers {
         while self.started.load(Ordering::Acquire) < self.spawned.load(Ordering::Relaxed) {
             std::thread::park();
         }
-    }
-
-    /// How many helpers were started.
-    pub fn count(&self) -> usize {
-        self.spawned.load(Ordering::Relaxed)
     }
 }
 
@@ -126,7 +122,7 @@ mod tests {
             }
             helpers.settle();
             assert_eq!(helpers.started.load(Ordering::Acquire), 3);
-            assert_eq!(helpers.count(), 3);
+            assert_eq!(helpers.spawned.load(Ordering::Relaxed), 3);
         });
         assert_eq!(done.into_inner(), 3);
     }
