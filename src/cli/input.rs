@@ -356,18 +356,11 @@ pub fn load_dump(paths: &[PathBuf], io: &mut Io) -> Result<Vec<serde_json::Value
             mine.push((i, crate::core::objects::load_dump_values(source)));
         }
     };
-    let helpers = crate::core::threads::Helpers::new();
-    let mut read: Vec<(usize, Option<Vec<serde_json::Value>>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (1..threads).map(|_| helpers.spawn(scope, work)).collect();
-        helpers.settle();
-        let mine = work();
-        mine.into_iter()
-            .chain(workers.into_iter().flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            }))
-            .collect()
-    });
+    let mut read: Vec<(usize, Option<Vec<serde_json::Value>>)> =
+        crate::core::threads::beside(work, (1..threads).map(|_| work))
+            .into_iter()
+            .flatten()
+            .collect();
     read.sort_by_key(|(i, _)| *i);
     for (i, values) in read {
         match values {

@@ -64,6 +64,30 @@ impl Helpers {
     }
 }
 
+/// Runs `mine` on this thread beside `others`, each on a helper started through [`Helpers`]
+/// (settled before `mine` starts): their results in order, `mine`'s first. A helper's panic
+/// is resumed here.
+pub fn beside<T: Send, F: FnOnce() -> T + Send>(
+    mine: impl FnOnce() -> T,
+    others: impl IntoIterator<Item = F>,
+) -> Vec<T> {
+    let helpers = Helpers::new();
+    std::thread::scope(|scope| {
+        let started: Vec<_> = others
+            .into_iter()
+            .map(|work| helpers.spawn(scope, work))
+            .collect();
+        helpers.settle();
+        let first = mine();
+        std::iter::once(first)
+            .chain(started.into_iter().map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }))
+            .collect()
+    })
+}
+
 #[cfg(target_os = "linux")]
 fn current_cpu() -> Option<usize> {
     Some(rustix::thread::sched_getcpu())
@@ -125,6 +149,19 @@ mod tests {
             assert_eq!(helpers.spawned.load(Ordering::Relaxed), 3);
         });
         assert_eq!(done.into_inner(), 3);
+    }
+
+    #[test]
+    fn beside_gives_every_result_in_order_and_resumes_a_helpers_panic() {
+        let got = beside(|| 0, (1..4).map(|i| move || i));
+        assert_eq!(got, [0, 1, 2, 3]);
+        assert_eq!(
+            beside(|| "mine", std::iter::empty::<fn() -> &'static str>()),
+            ["mine"]
+        );
+        let panicked =
+            std::panic::catch_unwind(|| beside(|| 0, [|| -> i32 { panic!("a helper") }]));
+        assert!(panicked.is_err());
     }
 
     #[test]

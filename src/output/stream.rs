@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use super::pretty::{Document, Pretty};
 use super::{github, human, json, sarif};
-use crate::core::threads::Helpers;
+use crate::core::threads::beside;
 use crate::diag::{CodeInfo, Diagnostic, Severity};
 
 /// Totals of a lint run.
@@ -179,21 +179,12 @@ impl Renderer<'_> {
             return self.render(diags);
         }
         let run = diags.len().div_ceil(threads);
-        let helpers = Helpers::new();
-        let runs: io::Result<Vec<Run>> = std::thread::scope(|scope| {
-            let others: Vec<_> = diags[run..]
-                .chunks(run)
-                .map(|part| helpers.spawn(scope, move || self.run(part)))
-                .collect();
-            helpers.settle();
-            let first = self.run(&diags[..run]);
-            std::iter::once(first)
-                .chain(others.into_iter().map(|h| {
-                    h.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                }))
-                .collect()
-        });
+        let runs: io::Result<Vec<Run>> = beside(
+            || self.run(&diags[..run]),
+            diags[run..].chunks(run).map(|part| move || self.run(part)),
+        )
+        .into_iter()
+        .collect();
         Ok(Rendered { runs: runs? })
     }
 

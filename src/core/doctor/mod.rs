@@ -33,7 +33,7 @@ use crate::core::adapter::ownership;
 use crate::core::cel::Limits;
 use crate::core::provider::{self, Translator};
 use crate::core::readiness::{self, Explain, Rbac};
-use crate::core::threads::Helpers;
+use crate::core::threads::beside;
 use crate::diag::Diagnostic;
 pub use crate::diag::Severity;
 use findings::Words;
@@ -461,21 +461,13 @@ impl<'a, 'o> Doctor<'a, 'o> {
         let mut forks = sets
             .chunks(sets.len().div_ceil(threads))
             .map(|run| (run, self.fork()));
-        let first = forks.next();
-        let helpers = Helpers::new();
-        let runs: Vec<_> = std::thread::scope(|scope| {
-            let workers: Vec<_> = forks
-                .map(|(run, d)| helpers.spawn(scope, move || diagnose(run, d)))
-                .collect();
-            helpers.settle();
-            let mine = first.map(|(run, d)| diagnose(run, d));
-            mine.into_iter()
-                .chain(workers.into_iter().map(|w| {
-                    w.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                }))
-                .collect()
-        });
+        let Some((first, d)) = forks.next() else {
+            return Vec::new();
+        };
+        let runs = beside(
+            || diagnose(first, d),
+            forks.map(|(run, d)| move || diagnose(run, d)),
+        );
         let base = self.findings.len();
         let mut out = Vec::with_capacity(sets.len());
         for (views, findings, smp_checked) in runs {

@@ -22,7 +22,7 @@ use crate::core::cel;
 use crate::core::fxhash::FxHasher;
 use crate::core::objects::{self, LoadedObject};
 use crate::core::schema::PathSeg;
-use crate::core::threads::Helpers;
+use crate::core::threads::{Helpers, beside};
 use crate::diag::yaml::{self, Node};
 use crate::diag::{Diagnostic, Source};
 
@@ -485,14 +485,10 @@ fn lint_pieces(source: &Arc<Source>, linter: &Linter, threads: usize) -> Option<
         }
     };
     let helper = linter.maker();
-    let helpers = Helpers::new();
-    std::thread::scope(|scope| {
-        for _ in 1..threads.min(pieces.len()) {
-            helpers.spawn(scope, || work(&helper()));
-        }
-        helpers.settle();
-        work(linter);
-    });
+    beside(
+        || work(linter),
+        (1..threads.min(pieces.len())).map(|_| || work(&helper())),
+    );
     let read = read.into_inner().unwrap_or_else(|e| e.into_inner());
     // The checks across objects keep a file's first positions with an excerpt, the later
     // ones by their text: the pieces, each counting its own, agree with the whole only while
