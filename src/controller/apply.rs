@@ -3,12 +3,14 @@
 //! the API server confirms that nothing of the ServiceSet remains, the finalizer's removal.
 //! Every reply is remembered so that the next reconcile does not decide from a lagging cache.
 
+use kube::Resource;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions};
+use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 use tracing::info;
 
 use super::context::{Ctx, ReconcileError, api_error};
-use super::watch::slim;
+use super::watch::{Reply, slim};
 use crate::api::naming::{self, FIELD_MANAGER, FINALIZER};
 use crate::api::{Object, kinds};
 use crate::cluster::{api_resource, with_type};
@@ -62,19 +64,25 @@ pub async fn apply(
         let old = meta.status().cloned().unwrap_or(json!({}));
         // The diff is against the status this reconcile read: the resourceVersion makes the
         // patch apply only to that version (a cache lagging behind never writes a stale view).
-        let patch = json!({"metadata": {"resourceVersion": rv},
+        let diff = json!({"metadata": {"resourceVersion": rv},
             "status": adapter::merge_diff(&old, &plan.status)});
         ctx.metrics.write("status");
-        match sets(ctx, ns)
-            .patch_status(name, &merge_params(), &Patch::Merge(&patch))
-            .await
+        let ar = &ctx.kinds.service_set;
+        match patch(
+            ctx,
+            ar,
+            ns,
+            name,
+            Some("status"),
+            &merge_params(),
+            &Patch::Merge(&diff),
+        )
+        .await
+        .and_then(|text| reply(text, ar))
         {
-            Ok(mut reply) => {
-                slim(&mut reply);
+            Ok(reply) => {
                 let from = std::mem::take(&mut rv);
-                rv = ctx
-                    .written
-                    .remember_reply(reply, &ctx.kinds.service_set, Some(&from));
+                rv = ctx.written.remember_reply(reply, &ar.kind, Some(&from));
                 info!(serviceset = %who, services = %service_states(&plan.status), "status written");
             }
             Err(kube::Error::Api(s)) if s.code == 404 => {
@@ -95,22 +103,18 @@ pub async fn apply(
         };
         let ar = api_resource(kind);
         ctx.metrics.write("apply");
-        let reply = Api::<DynamicObject>::namespaced_with(ctx.client.clone(), ns, &ar)
-            .patch(
-                o.name(),
-                &PatchParams::apply(FIELD_MANAGER).force(),
-                &Patch::Apply(desired),
-            )
-            .await;
-        match reply {
-            Ok(mut reply) => {
+        let pp = PatchParams::apply(FIELD_MANAGER).force();
+        match patch(ctx, &ar, ns, o.name(), None, &pp, &Patch::Apply(desired))
+            .await
+            .and_then(|text| reply(text, &ar))
+        {
+            Ok(reply) => {
                 info!(serviceset = %who, object = %format!("{}/{}", kind.kind, o.name()), "applied");
-                slim(&mut reply);
                 let from = live
                     .iter()
                     .find(|l| Object(l).kind() == o.kind() && Object(l).name() == o.name())
                     .map(|l| Object(l).resource_version());
-                let version = ctx.written.remember_reply(reply, &ar, from);
+                let version = ctx.written.remember_reply(reply, &ar.kind, from);
                 applied.push((i, version));
             }
             Err(e) => errors.push(api_error(
@@ -126,16 +130,20 @@ pub async fn apply(
         let Some(kind) = kinds::flux_object(&d.kind) else {
             continue;
         };
-        let api = Api::<DynamicObject>::namespaced_with(
-            ctx.client.clone(),
-            &d.namespace,
-            &api_resource(kind),
-        );
+        let ar = api_resource(kind);
         ctx.metrics.write("suspend");
-        let patch = json!({"metadata": {"uid": d.uid}, "spec": {"suspend": true}});
-        match api
-            .patch(&d.name, &merge_params(), &Patch::Merge(&patch))
-            .await
+        let suspend = json!({"metadata": {"uid": d.uid}, "spec": {"suspend": true}});
+        // The reply is not read: the suspended object is deleted next.
+        match patch(
+            ctx,
+            &ar,
+            &d.namespace,
+            &d.name,
+            None,
+            &merge_params(),
+            &Patch::Merge(&suspend),
+        )
+        .await
         {
             Ok(_) => {
                 info!(serviceset = %who, object = %format!("{}/{}", d.kind, d.name), "suspended to hand the release over");
@@ -214,6 +222,38 @@ pub async fn apply(
     })
 }
 
+/// Sends a patch of `name` (an object of `ar` in `ns`, or its `subresource`) and returns the
+/// reply's text, as kube's `Api::patch` does before parsing it (the same request, the same
+/// errors): the caller reads only what it keeps ([`reply`]).
+async fn patch<P: serde::Serialize + std::fmt::Debug>(
+    ctx: &Ctx,
+    ar: &ApiResource,
+    ns: &str,
+    name: &str,
+    subresource: Option<&str>,
+    pp: &PatchParams,
+    patch: &Patch<P>,
+) -> kube::Result<String> {
+    let request = kube::core::Request::new(DynamicObject::url_path(ar, Some(ns)));
+    let mut req = match subresource {
+        Some(sub) => request.patch_subresource(sub, name, pp, patch),
+        None => request.patch(name, pp, patch),
+    }
+    .map_err(kube::Error::BuildRequest)?;
+    req.extensions_mut().insert(if subresource.is_some() {
+        "patch_subresource"
+    } else {
+        "patch"
+    });
+    ctx.client.request_text(req).await
+}
+
+/// A write's reply as the caches keep it ([`Reply::of`]); not an object: the error kube's
+/// `Api::patch` gives.
+fn reply(text: String, ar: &ApiResource) -> kube::Result<Reply> {
+    Reply::of(text, ar).map_err(kube::Error::SerdeError)
+}
+
 /// A merge patch of the finalizers at the resourceVersion they were computed from; returns
 /// the new resourceVersion, or None when the ServiceSet is gone and `removing` (then there is
 /// nothing left to hold).
@@ -234,19 +274,14 @@ async fn patch_set(
     let mut metadata = metadata;
     metadata["resourceVersion"] = rv.into();
     ctx.metrics.write("finalizer");
-    match sets(ctx, ns)
-        .patch(
-            name,
-            &merge_params(),
-            &Patch::Merge(&json!({"metadata": metadata})),
-        )
+    let ar = &ctx.kinds.service_set;
+    let merge = Patch::Merge(json!({"metadata": metadata}));
+    match patch(ctx, ar, ns, name, None, &merge_params(), &merge)
         .await
+        .and_then(|text| reply(text, ar))
     {
-        Ok(mut reply) => {
-            slim(&mut reply);
-            let new_rv = ctx
-                .written
-                .remember_reply(reply, &ctx.kinds.service_set, Some(rv));
+        Ok(reply) => {
+            let new_rv = ctx.written.remember_reply(reply, &ar.kind, Some(rv));
             Ok(Some(new_rv))
         }
         Err(kube::Error::Api(s)) if s.code == 404 && removing => Ok(None),
@@ -292,8 +327,13 @@ pub async fn conflict_refresh(
         && let Ok(mut fresh) = sets(ctx, ns).get(name).await
     {
         slim(&mut fresh);
+        let ar = &ctx.kinds.service_set;
+        fresh.types = Some(kube::api::TypeMeta {
+            api_version: ar.api_version.clone(),
+            kind: ar.kind.clone(),
+        });
         ctx.written
-            .remember_reply(fresh, &ctx.kinds.service_set, Some(sent));
+            .remember_reply(Reply::from_object(&fresh), &ar.kind, Some(sent));
     }
     err
 }

@@ -21,11 +21,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use kube::api::{DynamicObject, TypeMeta};
-use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::compact::{Packed, Packer};
+use super::watch::Reply;
 use crate::api::Object;
 
 /// How long the reply of a write that created an object may stand in for a cache that does not
@@ -170,28 +169,23 @@ impl Written {
         self.keep(key_of(&reply), o.uid(), rv(&reply), &text, from);
     }
 
-    /// Keeps a write's `reply`, an object of `ar`, as [`Self::remember`] does, straight from
-    /// what the client parsed (its type filled in); returns its resourceVersion.
-    pub fn remember_reply(
-        &self,
-        mut reply: DynamicObject,
-        ar: &ApiResource,
-        from: Option<&str>,
-    ) -> String {
-        reply.types = Some(TypeMeta {
-            api_version: ar.api_version.clone(),
-            kind: ar.kind.clone(),
-        });
-        let m = &reply.metadata;
-        let key = (
-            ar.kind.clone(),
-            m.namespace.clone().unwrap_or_default(),
-            m.name.clone().unwrap_or_default(),
+    /// Keeps a write's `reply`, an object of `kind`, as [`Self::remember`] does; returns its
+    /// resourceVersion.
+    pub fn remember_reply(&self, reply: Reply, kind: &str, from: Option<&str>) -> String {
+        let Reply {
+            namespace,
+            name,
+            uid,
+            version,
+            text,
+        } = reply;
+        self.keep(
+            (kind.to_string(), namespace, name),
+            &uid,
+            &version,
+            &text,
+            from,
         );
-        let version = m.resource_version.clone().unwrap_or_default();
-        let text = serde_json::to_vec(&reply).unwrap_or_default();
-        let uid = m.uid.as_deref().unwrap_or("");
-        self.keep(key, uid, &version, &text, from);
         version
     }
 
@@ -298,16 +292,17 @@ mod tests {
     #[test]
     fn a_reply_kept_straight_from_the_client_reads_back_typed_and_whole() {
         let w = Written::default();
-        let ar = ApiResource::from_gvk_with_plural(
+        let ar = kube::discovery::ApiResource::from_gvk_with_plural(
             &kube::api::GroupVersionKind::gvk("helm.toolkit.fluxcd.io", "v2", "HelmRelease"),
             "helmreleases",
         );
-        // The reply as the client parsed it; its type is filled in whatever it said.
-        let reply: DynamicObject = serde_json::from_value(json!({"metadata": {"name": "a",
-            "namespace": "ns", "uid": "u", "resourceVersion": "7"},
-            "spec": {"interval": "1m"}, "status": {"observedGeneration": 1}}))
-        .unwrap();
-        assert_eq!(w.remember_reply(reply, &ar, Some("6")), "7");
+        // The reply's text as the server sent it; its type is filled in whatever it said.
+        let text = json!({"metadata": {"name": "a", "namespace": "ns", "uid": "u",
+            "resourceVersion": "7"}, "spec": {"interval": "1m"},
+            "status": {"observedGeneration": 1}})
+        .to_string();
+        let reply = Reply::of(text, &ar).unwrap();
+        assert_eq!(w.remember_reply(reply, &ar.kind, Some("6")), "7");
         let cached = json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
             "metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "6"}});
         let fresh = w.freshest(cached);
