@@ -575,9 +575,10 @@ fn run_plain(seed: &[Value], services: usize, connections: usize) -> (Duration, 
                 "resourceVersion": s(set, "/metadata/resourceVersion")}})
             .to_string(),
         ));
+        let desired = adapter::Desired::of(set, &templates);
         let plan = adapter::plan(&adapter::Inputs {
             service_set: set,
-            desired: &adapter::Desired::of(set, &templates),
+            desired: &desired,
             live: &[],
             sources: &[],
             provider: adapter::Provider::of(smp.as_ref()),
@@ -586,7 +587,7 @@ fn run_plain(seed: &[Value], services: usize, connections: usize) -> (Duration, 
             source_timeout: Duration::from_secs(300),
             rivals: &[],
         });
-        for o in &plan.apply {
+        for o in plan.to_apply(&desired.rendered) {
             let (group, plural) = if s(o, "/kind") == "HelmRelease" {
                 ("helm.toolkit.fluxcd.io/v2", "helmreleases")
             } else {
@@ -607,7 +608,7 @@ fn run_plain(seed: &[Value], services: usize, connections: usize) -> (Duration, 
             "application/merge-patch+json",
             json!({"status": plan.status}).to_string(),
         ));
-        assert_eq!(plan.apply.len(), services);
+        assert_eq!(plan.applied.len(), services);
         all.push(writes);
     }
     server.clear_requests();

@@ -15,6 +15,7 @@ use crate::api::naming::{self, FIELD_MANAGER, FINALIZER};
 use crate::api::{Object, kinds};
 use crate::cluster::{api_resource, with_type};
 use crate::core::adapter::{self, FinalizerRelease, Next, Plan};
+use crate::core::render::Rendered;
 
 /// How the writes went.
 pub enum Applied {
@@ -40,12 +41,13 @@ fn sets(ctx: &Ctx, ns: &str) -> Api<DynamicObject> {
 
 /// Carries `plan` out for `set`.
 /// `live` are the Flux objects the plan was made from (their versions are what each apply
-/// was made from). `applied` gets the resourceVersion of each object of `plan.apply` the API
-/// server applied (by its index there).
+/// was made from). `applied` gets the resourceVersion of each object of `plan.applied` the
+/// API server applied (by its index there). `rendered` is the render the plan was made from.
 pub async fn apply(
     ctx: &Ctx,
     set: &Value,
     plan: &Plan,
+    rendered: &Rendered,
     live: &[Value],
     applied: &mut Vec<(usize, String)>,
 ) -> Result<Applied, ReconcileError> {
@@ -61,11 +63,11 @@ pub async fn apply(
         info!(serviceset = %who, "finalizer added");
     }
     if plan.status_changed {
-        let old = meta.status().cloned().unwrap_or(json!({}));
+        let none = json!({});
         // The diff is against the status this reconcile read: the resourceVersion makes the
         // patch apply only to that version (a cache lagging behind never writes a stale view).
-        let diff = json!({"metadata": {"resourceVersion": rv},
-            "status": adapter::merge_diff(&old, &plan.status)});
+        let mut diff = json!({"metadata": {"resourceVersion": rv}});
+        diff["status"] = adapter::merge_diff(meta.status().unwrap_or(&none), &plan.status);
         ctx.metrics.write("status");
         let ar = &ctx.kinds.service_set;
         match patch(
@@ -96,7 +98,7 @@ pub async fn apply(
     }
 
     let mut errors = Vec::new();
-    for (i, desired) in plan.apply.iter().enumerate() {
+    for (i, desired) in plan.to_apply(rendered).enumerate() {
         let o = Object(desired);
         let Some(kind) = kinds::flux_object(o.kind()) else {
             continue;

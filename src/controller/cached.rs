@@ -64,9 +64,13 @@ impl CachedSet {
     /// The whole ServiceSet as JSON, with its apiVersion and kind (what a reconcile reads).
     pub fn to_json(&self, ar: &ApiResource) -> Value {
         let mut v = json!({"apiVersion": ar.api_version, "kind": ar.kind,
-            "metadata": self.metadata, "spec": self.spec()});
-        if let (Some(status), Some(object)) = (self.status(), v.as_object_mut()) {
-            object.insert("status".into(), status);
+            "metadata": self.metadata});
+        if let Some(object) = v.as_object_mut() {
+            // Moved in: `json!` would copy the parsed values once more.
+            object.insert("spec".into(), self.spec());
+            if let Some(status) = self.status() {
+                object.insert("status".into(), status);
+            }
         }
         v
     }

@@ -86,7 +86,16 @@ pub async fn reconcile_once(obj: &CachedSet, ctx: &Ctx) -> Result<Next, Reconcil
     let plan = adapter::plan(&gathered.inputs(&live, ctx.opts.source_timeout));
     log_findings(&gathered.set, &gathered.desired.rendered.diagnostics);
     let mut applied = Vec::new();
-    let result = apply::apply(ctx, &gathered.set, &plan, &gathered.live, &mut applied).await;
+    let rendered = &gathered.desired.rendered;
+    let result = apply::apply(
+        ctx,
+        &gathered.set,
+        &plan,
+        rendered,
+        &gathered.live,
+        &mut applied,
+    )
+    .await;
     let done = matches!(result, Ok(Applied::Done(_)));
     remember(ctx, &gathered, &plan, done.then_some(&applied[..]));
     match result? {

@@ -231,8 +231,6 @@ pub struct Plan {
     /// Remove the finalizer: the ServiceSet is being deleted and none of its objects remain
     /// in the caller's cache (the caller confirms with a fresh list first).
     pub remove_finalizer: bool,
-    /// Objects to server-side apply (only those not already in sync).
-    pub apply: Vec<Value>,
     pub delete: Vec<Delete>,
     /// Objects to hand over to another ServiceSet's object for the same release or path:
     /// suspended first, then deleted, so that Flux neither uninstalls the release nor prunes
@@ -246,7 +244,8 @@ pub struct Plan {
     pub requeue_after: Option<Duration>,
     /// The desired objects (in sync or not).
     pub desired: usize,
-    /// The index in the render's objects of each object of `apply`.
+    /// The objects to server-side apply (only those not already in sync), by their index in
+    /// the render's objects ([`Plan::to_apply`]).
     pub applied: Vec<usize>,
     /// The render's objects whose live copy was found in sync (by index), with that copy's
     /// resourceVersion.
@@ -307,6 +306,12 @@ impl Plan {
             next = Some(DELETION_RECHECK);
         }
         next.map_or(Next::AwaitChange, Next::After)
+    }
+
+    /// The objects to server-side apply, from the render the plan was made from (in the order
+    /// of [`Plan::applied`]).
+    pub fn to_apply<'a>(&'a self, rendered: &'a Rendered) -> impl Iterator<Item = &'a Value> {
+        self.applied.iter().filter_map(|&i| rendered.objects.get(i))
     }
 
     /// Whether the finalizer may be removed, given how many objects the ServiceSet controls
@@ -504,10 +509,7 @@ pub fn plan(inputs: &Inputs) -> Plan {
                                 Some(l) => plan
                                     .in_sync
                                     .push((*index, Object(l).resource_version().to_string())),
-                                None => {
-                                    plan.apply.push(desired.clone());
-                                    plan.applied.push(*index);
-                                }
+                                None => plan.applied.push(*index),
                             }
                         }
                         let source = live.and_then(|l| {

@@ -23,10 +23,31 @@ const ACTIVE: Provider = Provider {
     gone: false,
 };
 
-fn run(set: &Value, templates: &[Value], live: &[&Value], provider: Provider) -> Plan {
-    plan(&Inputs {
+/// A plan with the render it was made from.
+struct Ran {
+    plan: Plan,
+    render: Desired,
+}
+
+impl std::ops::Deref for Ran {
+    type Target = Plan;
+    fn deref(&self) -> &Plan {
+        &self.plan
+    }
+}
+
+impl Ran {
+    /// The objects the plan applies.
+    fn apply(&self) -> Vec<&Value> {
+        self.plan.to_apply(&self.render.rendered).collect()
+    }
+}
+
+fn run(set: &Value, templates: &[Value], live: &[&Value], provider: Provider) -> Ran {
+    let desired = Desired::of(set, templates);
+    let plan = plan(&Inputs {
         service_set: set,
-        desired: &Desired::of(set, templates),
+        desired: &desired,
         live,
         sources: &[],
         provider,
@@ -34,7 +55,11 @@ fn run(set: &Value, templates: &[Value], live: &[&Value], provider: Provider) ->
         now: now(),
         source_timeout: Duration::from_secs(300),
         rivals: &[],
-    })
+    });
+    Ran {
+        plan,
+        render: desired,
+    }
 }
 
 /// The applied object as the API server returns it: our managedFields entry, a generation
@@ -74,14 +99,14 @@ fn first_reconcile_applies_every_rendered_object() {
     let (set, templates) = docs();
     let p = run(&set, &templates, &[], ACTIVE);
     assert!(!p.add_finalizer, "the fixture already has the finalizer");
-    assert_eq!(p.apply.len(), 5);
+    assert_eq!(p.apply().len(), 5);
     assert_eq!(p.desired, 5);
     // Exactly what render produces.
     let r = render::render(&render::Inputs {
         service_set: &set,
         templates: &templates,
     });
-    assert_eq!(p.apply, r.objects);
+    assert_eq!(p.apply(), r.objects.iter().collect::<Vec<_>>());
     let states: Vec<&str> = p.status["services"]
         .as_array()
         .unwrap()
@@ -109,13 +134,13 @@ fn converged_set_writes_nothing() {
     let (mut set, templates) = docs();
     let first = run(&set, &templates, &[], ACTIVE);
     let live: Vec<Value> = first
-        .apply
-        .iter()
+        .apply()
+        .into_iter()
         .map(|d| as_live(d, Some(("True", "InstallSucceeded"))))
         .collect();
     let refs: Vec<&Value> = live.iter().collect();
     let p = run(&set, &templates, &refs, ACTIVE);
-    assert!(p.apply.is_empty(), "{:?}", p.apply);
+    assert!(p.apply().is_empty(), "{:?}", p.apply());
     assert!(p.delete.is_empty());
     assert_eq!(p.status["deployed"], true);
     assert_eq!(p.status["conditions"][0]["message"], "5/5");
@@ -124,7 +149,7 @@ fn converged_set_writes_nothing() {
     set["status"] = p.status.clone();
     let again = run(&set, &templates, &refs, ACTIVE);
     assert!(!again.status_changed);
-    assert!(again.apply.is_empty());
+    assert!(again.apply().is_empty());
     assert_eq!(again.requeue_after, None);
 }
 
@@ -133,8 +158,8 @@ fn transition_time_moves_only_with_the_state() {
     let (mut set, templates) = docs();
     let first = run(&set, &templates, &[], ACTIVE);
     let live: Vec<Value> = first
-        .apply
-        .iter()
+        .apply()
+        .into_iter()
         .map(|d| as_live(d, Some(("True", "InstallSucceeded"))))
         .collect();
     let refs: Vec<&Value> = live.iter().collect();
@@ -149,10 +174,10 @@ fn transition_time_moves_only_with_the_state() {
         p.status["services"][1]["lastStateTransitionTime"],
         "2026-11-21T12:00:00Z"
     );
-    set["status"] = p.status;
+    set["status"] = p.status.clone();
     let failing: Vec<Value> = first
-        .apply
-        .iter()
+        .apply()
+        .into_iter()
         .map(|d| as_live(d, Some(("False", "InstallFailed"))))
         .collect();
     let refs: Vec<&Value> = failing.iter().collect();
@@ -171,9 +196,9 @@ fn transition_time_moves_only_with_the_state() {
 fn provider_not_ready_or_suspended_changes_no_flux_object() {
     let (set, templates) = docs();
     let first = run(&set, &templates, &[], ACTIVE);
-    let mut stale = as_live(&first.apply[0], None);
+    let mut stale = as_live(first.apply()[0], None);
     stale["spec"]["interval"] = "1h".into();
-    let mut orphan = as_live(&first.apply[1], None);
+    let mut orphan = as_live(first.apply()[1], None);
     orphan["metadata"]["name"] = "dev-cluster-removed".into();
     orphan["metadata"]["ownerReferences"] = json!([{"controller": true,
         "uid": s(&set, "/metadata/uid")}]);
@@ -186,11 +211,11 @@ fn provider_not_ready_or_suspended_changes_no_flux_object() {
         },
     ] {
         let p = run(&set, &templates, &[&stale, &orphan], provider);
-        assert!(p.apply.is_empty() && p.delete.is_empty(), "{provider:?}");
+        assert!(p.apply().is_empty() && p.delete.is_empty(), "{provider:?}");
         assert_eq!(p.status["provider"], provider_json(provider));
     }
     let p = run(&set, &templates, &[&stale, &orphan], ACTIVE);
-    assert_eq!(p.apply.len(), 5);
+    assert_eq!(p.apply().len(), 5);
     assert_eq!(p.delete.len(), 1);
     assert_eq!(p.delete[0].name, "dev-cluster-removed");
 }
@@ -199,10 +224,10 @@ fn provider_not_ready_or_suspended_changes_no_flux_object() {
 fn an_object_it_does_not_own_is_left_alone_and_the_service_fails() {
     let (set, templates) = docs();
     let first = run(&set, &templates, &[], ACTIVE);
-    let mut foreign = as_live(&first.apply[0], Some(("True", "InstallSucceeded")));
+    let mut foreign = as_live(first.apply()[0], Some(("True", "InstallSucceeded")));
     foreign["metadata"]["ownerReferences"] = json!([]);
     let p = run(&set, &templates, &[&foreign], ACTIVE);
-    assert_eq!(p.apply.len(), 4);
+    assert_eq!(p.apply().len(), 4);
     assert!(p.delete.is_empty());
     let svc = &p.status["services"][0];
     assert_eq!(svc["state"], "Failed");
@@ -215,7 +240,7 @@ fn configuration_errors_fail_the_service() {
     set["spec"]["services"][0]["template"] = "nope".into();
     set["spec"]["provider"]["config"] = json!({"interval": "soon"});
     let p = run(&set, &templates, &[], ACTIVE);
-    assert!(p.apply.is_empty());
+    assert!(p.apply().is_empty());
     for svc in p.status["services"].as_array().unwrap() {
         assert_eq!(svc["state"], "Failed");
         assert!(s(svc, "/failureMessage").starts_with("invalid provider config"));
@@ -226,13 +251,17 @@ fn configuration_errors_fail_the_service() {
 fn deletion_goes_through_deleting_then_drops_the_finalizer() {
     let (mut set, templates) = docs();
     let first = run(&set, &templates, &[], ACTIVE);
-    let live: Vec<Value> = first.apply.iter().map(|d| as_live(d, None)).collect();
+    let live: Vec<Value> = first
+        .apply()
+        .into_iter()
+        .map(|d| as_live(d, None))
+        .collect();
     let refs: Vec<&Value> = live.iter().collect();
     set["metadata"]["deletionTimestamp"] = "2026-11-21T11:59:00Z".into();
     let p = run(&set, &templates, &refs, ACTIVE);
     assert_eq!(p.delete.len(), 5);
     assert!(!p.remove_finalizer);
-    assert!(p.apply.is_empty());
+    assert!(p.apply().is_empty());
     for svc in p.status["services"].as_array().unwrap() {
         assert_eq!(svc["state"], "Deleting");
         assert!(svc.get("failureMessage").is_none());
@@ -246,7 +275,7 @@ fn deletion_goes_through_deleting_then_drops_the_finalizer() {
     assert!(gone.provider_gone && !p.provider_gone);
     assert!(run(&set, &templates, &[], Provider::of(None)).remove_finalizer);
     // Gone: the finalizer goes.
-    set["status"] = p.status;
+    set["status"] = p.status.clone();
     let p = run(&set, &templates, &[], ACTIVE);
     assert!(p.remove_finalizer);
     assert!(!p.status_changed);
@@ -257,7 +286,7 @@ fn source_wait_requeues_at_the_timeout() {
     let (set, templates) = docs();
     let first = run(&set, &templates, &[], ACTIVE);
     // Ready=False ArtifactFailed since 11:00, timeout 5m: already Failed, no requeue.
-    let live = as_live(&first.apply[0], Some(("False", "ArtifactFailed")));
+    let live = as_live(first.apply()[0], Some(("False", "ArtifactFailed")));
     let p = run(&set, &templates, &[&live], ACTIVE);
     assert_eq!(p.status["services"][0]["state"], "Failed");
     assert_eq!(p.requeue_after, None);
@@ -275,7 +304,7 @@ fn source_wait_requeues_at_the_timeout() {
         chart("HelmChart", "kcm-system", "cert-manager-1-18-2")
     );
     assert_eq!(
-        source_ref(&first.apply[3]),
+        source_ref(first.apply()[3]),
         chart(
             "HelmChart",
             "kcm-system",
@@ -283,7 +312,7 @@ fn source_wait_requeues_at_the_timeout() {
         )
     );
     assert_eq!(
-        source_ref(&first.apply[1]),
+        source_ref(first.apply()[1]),
         chart("OCIRepository", "kcm-system", "baseline-policies")
     );
 }
@@ -415,8 +444,13 @@ fn run_with_rivals(
     templates: &[Value],
     live: &[&Value],
     rivals: &[ownership::Claim],
-) -> Plan {
-    plan_from(set, &Desired::of(set, templates), live, rivals)
+) -> Ran {
+    let desired = Desired::of(set, templates);
+    let plan = plan_from(set, &desired, live, rivals);
+    Ran {
+        plan,
+        render: desired,
+    }
 }
 
 #[test]
@@ -425,7 +459,11 @@ fn a_service_whose_release_another_service_set_owns_writes_nothing_and_says_who(
     let rivals = rival_claims(&set, &templates, "mcs-wins", 500);
     assert_eq!(rivals.len(), 5, "every rendered service claims its target");
     let p = run_with_rivals(&set, &templates, &[], &rivals);
-    assert!(p.apply.is_empty(), "a loser creates nothing: {:?}", p.apply);
+    assert!(
+        p.apply().is_empty(),
+        "a loser creates nothing: {:?}",
+        p.apply()
+    );
     let services = p.status["services"].as_array().unwrap();
     assert!(services.iter().all(|x| s(x, "/state") == "Failed"));
     let msg = s(&services[0], "/failureMessage");
@@ -443,7 +481,7 @@ fn a_lower_priority_rival_changes_nothing() {
     let (set, templates) = docs();
     let rivals = rival_claims(&set, &templates, "mcs-low", 50);
     let p = run_with_rivals(&set, &templates, &[], &rivals);
-    assert_eq!(p.apply.len(), 5);
+    assert_eq!(p.apply().len(), 5);
     assert!(p.release.is_empty());
 }
 
@@ -452,8 +490,8 @@ fn a_loser_hands_over_the_object_it_had_and_waits_while_the_owner_is_deleted() {
     let (set, templates) = docs();
     let first = run(&set, &templates, &[], ACTIVE);
     let mut live: Vec<Value> = first
-        .apply
-        .iter()
+        .apply()
+        .into_iter()
         .map(|d| as_live(d, Some(("True", "InstallSucceeded"))))
         .collect();
     for (i, l) in live.iter_mut().enumerate() {
@@ -462,7 +500,7 @@ fn a_loser_hands_over_the_object_it_had_and_waits_while_the_owner_is_deleted() {
     let refs: Vec<&Value> = live.iter().collect();
     let mut rivals = rival_claims(&set, &templates, "mcs-wins", 500);
     let p = run_with_rivals(&set, &templates, &refs, &rivals);
-    assert!(p.apply.is_empty());
+    assert!(p.apply().is_empty());
     assert!(
         p.delete.is_empty(),
         "never a plain delete: it would uninstall"
@@ -482,7 +520,11 @@ fn a_loser_hands_over_the_object_it_had_and_waits_while_the_owner_is_deleted() {
 fn a_deleted_owner_hands_its_releases_to_a_waiting_rival() {
     let (mut set, templates) = docs();
     let first = run(&set, &templates, &[], ACTIVE);
-    let live: Vec<Value> = first.apply.iter().map(|d| as_live(d, None)).collect();
+    let live: Vec<Value> = first
+        .apply()
+        .into_iter()
+        .map(|d| as_live(d, None))
+        .collect();
     let refs: Vec<&Value> = live.iter().collect();
     let rivals = rival_claims(&set, &templates, "waiting", 50);
     set["metadata"]["deletionTimestamp"] = "2026-11-21T11:59:00Z".into();
@@ -547,8 +589,7 @@ fn first_applied(
     let desired = Desired::of(set, templates);
     let first = plan_from(set, &desired, &[], &[]);
     let live: Vec<Value> = first
-        .apply
-        .iter()
+        .to_apply(&desired.rendered)
         .enumerate()
         .map(|(i, d)| {
             let mut l = as_live(d, ready);
@@ -566,7 +607,7 @@ fn first_applied(
 }
 
 fn assert_same_plan(recalled: &Plan, rendered: &Plan) {
-    assert!(recalled.apply.is_empty() && rendered.apply.is_empty());
+    assert!(recalled.applied.is_empty() && rendered.applied.is_empty());
     assert_eq!(recalled.status, rendered.status);
     assert_eq!(recalled.status_changed, rendered.status_changed);
     assert_eq!(recalled.delete, rendered.delete);
