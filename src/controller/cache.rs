@@ -15,14 +15,19 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
+use std::fmt;
+
 use futures::{Stream, StreamExt};
-use kube::api::DynamicObject;
+use kube::api::ObjectMeta;
 use kube::discovery::ApiResource;
 use kube::runtime::watcher;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::cached::{Copy, dynamic_resource};
 use super::compact::{Packed, Packer};
+use super::watch::{slim_meta, slim_status};
 use crate::api::naming::LABEL_MANAGED;
 
 struct Entry {
@@ -108,8 +113,7 @@ impl State {
         self.owned = owned;
     }
 
-    fn entry(&mut self, o: &DynamicObject) -> Entry {
-        let text = serde_json::to_vec(o).unwrap_or_default();
+    fn entry(&mut self, o: &TextObject) -> Entry {
         Entry {
             owners: o
                 .metadata
@@ -123,13 +127,73 @@ impl State {
                 .labels
                 .as_ref()
                 .is_some_and(|l| l.get(LABEL_MANAGED).map(String::as_str) == Some("true")),
-            packed: self.packer.pack(&text),
+            packed: self.packer.pack(&o.text),
         }
     }
 
     /// An entry's object, parsed.
     fn object(&self, e: &Entry) -> Option<Value> {
         self.packer.unpack(&e.packed).ok()
+    }
+}
+
+/// A Flux object as its watch reads it for the cache: its metadata parsed (what the watch and
+/// the lookups read) and the whole object as JSON text, both slimmed ([`slim_meta`],
+/// [`slim_status`]). Only the status is parsed as a tree (to be slimmed); the other fields
+/// (apiVersion, kind, spec) are copied as text as they are parsed. (kube's `DynamicObject`
+/// buffers every field but the metadata before building them as a tree, which the cache then
+/// wrote out again.)
+#[derive(Clone, Debug)]
+pub struct TextObject {
+    pub metadata: ObjectMeta,
+    /// The object's JSON text, its metadata first.
+    pub text: Vec<u8>,
+}
+
+dynamic_resource!(TextObject);
+
+impl<'de> Deserialize<'de> for TextObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TextObject, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = TextObject;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextObject, A::Error> {
+                let mut metadata: Option<ObjectMeta> = None;
+                let mut status: Option<Value> = None;
+                // `,"key":value` of every other field.
+                let mut rest = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "metadata" => metadata = Some(map.next_value()?),
+                        "status" => status = Some(map.next_value()?),
+                        _ => {
+                            rest.push(b',');
+                            serde_json::to_writer(&mut rest, &key).map_err(de::Error::custom)?;
+                            rest.push(b':');
+                            map.next_value_seed(Copy(&mut rest))?;
+                        }
+                    }
+                }
+                let mut metadata = metadata.ok_or_else(|| de::Error::missing_field("metadata"))?;
+                slim_meta(&mut metadata);
+                let mut text = b"{\"metadata\":".to_vec();
+                serde_json::to_writer(&mut text, &metadata).map_err(de::Error::custom)?;
+                text.extend_from_slice(&rest);
+                if let Some(mut status) = status {
+                    slim_status(&mut status);
+                    text.extend_from_slice(b",\"status\":");
+                    serde_json::to_writer(&mut text, &status).map_err(de::Error::custom)?;
+                }
+                text.push(b'}');
+                Ok(TextObject { metadata, text })
+            }
+        }
+        d.deserialize_map(Fields)
     }
 }
 
@@ -142,7 +206,7 @@ pub struct TextCache {
     ready_tx: Arc<watch::Sender<bool>>,
 }
 
-fn key(o: &DynamicObject) -> Key {
+fn key(o: &TextObject) -> Key {
     (
         o.metadata.namespace.clone().unwrap_or_default(),
         o.metadata.name.clone().unwrap_or_default(),
@@ -163,7 +227,7 @@ impl TextCache {
     /// Applies the events of `stream` as they pass.
     pub fn reflect<S>(&self, stream: S) -> impl Stream<Item = S::Item> + Send + use<S>
     where
-        S: Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send,
+        S: Stream<Item = Result<watcher::Event<TextObject>, watcher::Error>> + Send,
     {
         let cache = self.clone();
         stream.inspect(move |ev| {
@@ -173,7 +237,7 @@ impl TextCache {
         })
     }
 
-    pub(super) fn apply(&self, ev: &watcher::Event<DynamicObject>) {
+    pub(super) fn apply(&self, ev: &watcher::Event<TextObject>) {
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         match ev {
             watcher::Event::Apply(o) => {
@@ -243,9 +307,10 @@ impl TextCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::naming::{ANNOTATION_LAST_APPLIED, FIELD_MANAGER};
     use serde_json::json;
 
-    fn obj(name: &str, owner: &str) -> DynamicObject {
+    fn obj(name: &str, owner: &str) -> TextObject {
         serde_json::from_value(json!({"apiVersion": "helm.toolkit.fluxcd.io/v2",
             "kind": "HelmRelease", "metadata": {"name": name, "namespace": "ns",
             "labels": {LABEL_MANAGED: "true"},
@@ -269,6 +334,67 @@ mod tests {
             .iter()
             .map(|v| v["metadata"]["name"].as_str().unwrap().to_string())
             .collect()
+    }
+
+    /// A HelmRelease as Flux leaves it: other managers' entries, the last-applied annotation,
+    /// a long history, values of every JSON type, strings with escapes.
+    fn full() -> Value {
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "9",
+                "generation": 2, "creationTimestamp": "2026-01-01T00:00:00Z",
+                "annotations": {ANNOTATION_LAST_APPLIED: "{}", "note": "<a & \"b\">\n"},
+                "managedFields": [
+                    {"manager": FIELD_MANAGER, "operation": "Apply", "fieldsType": "FieldsV1",
+                        "fieldsV1": {"f:spec": {}}, "time": "2026-01-01T00:00:00Z"},
+                    {"manager": "helm-controller", "operation": "Update",
+                        "subresource": "status", "fieldsV1": {"f:status": {}}}]},
+            "spec": {"interval": "1m", "values": {"a": [1, -2, 2.5, 1e300, null, true, "\u{e9}\t"],
+                "o": {}, "l": []}},
+            "status": {"observedGeneration": 2, "history": [{"v": 3}, {"v": 2}, {"v": 1}],
+                "conditions": [{"type": "Ready", "status": "True"}]}})
+    }
+
+    /// What the cache kept before: kube's object, slimmed, written out.
+    fn as_dynamic(v: &Value) -> Value {
+        let mut o: kube::api::DynamicObject = serde_json::from_value(v.clone()).unwrap();
+        super::super::watch::slim(&mut o);
+        serde_json::to_value(&o).unwrap()
+    }
+
+    #[test]
+    fn an_object_read_as_text_is_what_the_parsed_object_slimmed_was() {
+        let mut no_status = full();
+        no_status.as_object_mut().unwrap().remove("status");
+        let mut null_status = full();
+        null_status["status"] = Value::Null;
+        for v in [
+            full(),
+            no_status,
+            null_status,
+            json!({"metadata": {"name": "m"}}),
+        ] {
+            let o: TextObject = serde_json::from_str(&v.to_string()).unwrap();
+            let text: Value = serde_json::from_slice(&o.text).unwrap();
+            assert_eq!(text, as_dynamic(&v), "{v}");
+            assert_eq!(text["metadata"], serde_json::to_value(&o.metadata).unwrap());
+        }
+        let o: TextObject = serde_json::from_str(&full().to_string()).unwrap();
+        let text: Value = serde_json::from_slice(&o.text).unwrap();
+        assert_eq!(text["status"]["history"], json!([{"v": 3}]));
+        assert_eq!(o.metadata.managed_fields.as_ref().map(Vec::len), Some(1));
+        // kube reads a list's items from a buffered map: the same object.
+        let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": [full()]});
+        let list: kube::core::ObjectList<TextObject> = serde_json::from_value(list).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&list.items[0].text).unwrap(),
+            text
+        );
+        for bad in [json!({"spec": {}}), json!([]), json!({"metadata": 1})] {
+            assert!(
+                serde_json::from_value::<TextObject>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

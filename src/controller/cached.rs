@@ -12,7 +12,6 @@
 use std::fmt;
 
 use kube::api::ObjectMeta;
-use kube::core::DynamicResourceScope;
 use kube::discovery::ApiResource;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -95,38 +94,47 @@ fn unpacked(packed: &Option<Packed>) -> Option<Value> {
     PACKER.unpack(packed.as_ref()?).ok()
 }
 
-impl kube::Resource for CachedSet {
-    type DynamicType = ApiResource;
-    type Scope = DynamicResourceScope;
+/// `kube::Resource` for a type of the adapter's own that holds an object's `metadata`, its
+/// kind known at run time (an `ApiResource`), as kube's `DynamicObject`.
+macro_rules! dynamic_resource {
+    ($t:ty) => {
+        impl kube::Resource for $t {
+            type DynamicType = kube::discovery::ApiResource;
+            type Scope = kube::core::DynamicResourceScope;
 
-    fn kind(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
-        dt.kind.as_str().into()
-    }
+            fn kind(dt: &kube::discovery::ApiResource) -> std::borrow::Cow<'_, str> {
+                dt.kind.as_str().into()
+            }
 
-    fn group(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
-        dt.group.as_str().into()
-    }
+            fn group(dt: &kube::discovery::ApiResource) -> std::borrow::Cow<'_, str> {
+                dt.group.as_str().into()
+            }
 
-    fn version(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
-        dt.version.as_str().into()
-    }
+            fn version(dt: &kube::discovery::ApiResource) -> std::borrow::Cow<'_, str> {
+                dt.version.as_str().into()
+            }
 
-    fn api_version(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
-        dt.api_version.as_str().into()
-    }
+            fn api_version(dt: &kube::discovery::ApiResource) -> std::borrow::Cow<'_, str> {
+                dt.api_version.as_str().into()
+            }
 
-    fn plural(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
-        dt.plural.as_str().into()
-    }
+            fn plural(dt: &kube::discovery::ApiResource) -> std::borrow::Cow<'_, str> {
+                dt.plural.as_str().into()
+            }
 
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
+            fn meta(&self) -> &kube::api::ObjectMeta {
+                &self.metadata
+            }
 
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
+            fn meta_mut(&mut self) -> &mut kube::api::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
 }
+pub(super) use dynamic_resource;
+
+dynamic_resource!(CachedSet);
 
 /// What routing reads of a spec (the CRD's types; anything else is an error).
 #[derive(Deserialize)]
@@ -202,7 +210,7 @@ impl<'de> Deserialize<'de> for CachedSet {
 }
 
 /// A JSON value's text, compact, copied as it is parsed.
-struct Text(Vec<u8>);
+pub(super) struct Text(pub Vec<u8>);
 
 impl<'de> Deserialize<'de> for Text {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
@@ -213,7 +221,7 @@ impl<'de> Deserialize<'de> for Text {
 }
 
 /// Appends the JSON text of the value it is given.
-struct Copy<'a>(&'a mut Vec<u8>);
+pub(super) struct Copy<'a>(pub &'a mut Vec<u8>);
 
 impl Copy<'_> {
     fn write<T: Serialize + ?Sized, E: de::Error>(self, v: &T) -> Result<(), E> {

@@ -19,7 +19,7 @@ use kube::runtime::watcher;
 use serde_json::Value;
 
 use super::Options;
-use super::cache::TextCache;
+use super::cache::{TextCache, TextObject};
 use super::cached::CachedSet;
 use super::claims::{ClaimIndex, SetKey};
 use super::context::Kinds;
@@ -39,8 +39,8 @@ pub struct Streams {
     pub sets: Events<CachedSet>,
     pub templates: Events<DynamicObject>,
     pub smps: Events<DynamicObject>,
-    pub helm_releases: Events<DynamicObject>,
-    pub kustomizations: Events<DynamicObject>,
+    pub helm_releases: Events<TextObject>,
+    pub kustomizations: Events<TextObject>,
 }
 
 /// Every cache of the controller. Shared by the trigger streams and the reconciles.
@@ -201,7 +201,7 @@ impl Caches {
     }
 
     /// The ServiceSet that controls a Flux object.
-    pub fn owner_of(&self, o: &DynamicObject) -> Option<ObjectRef<CachedSet>> {
+    pub fn owner_of(&self, o: &TextObject) -> Option<ObjectRef<CachedSet>> {
         let ns = o.metadata.namespace.as_deref()?;
         let owner = o.metadata.owner_references.as_ref()?.iter().find(|r| {
             r.controller == Some(true)
@@ -541,7 +541,7 @@ mod tests {
     fn the_owner_of_a_flux_object_is_its_controlling_service_set() {
         let kinds = Kinds::new();
         let caches = Caches::of(&kinds, "ksm-flux", &[], &[], &[]);
-        let hr = |owners: Value| -> DynamicObject {
+        let hr = |owners: Value| -> TextObject {
             serde_json::from_value(json!({"metadata": {"name": "a-x", "namespace": "n",
                 "ownerReferences": owners}}))
             .unwrap()

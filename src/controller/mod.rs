@@ -48,6 +48,7 @@ use tracing::{debug, error, info};
 use crate::api::kinds;
 use crate::api::selector::Selector;
 use crate::cluster::{self, ConnectOptions};
+use cache::TextObject;
 use cached::CachedSet;
 use caches::{Caches, Events};
 use claims::SetKey;
@@ -553,7 +554,7 @@ fn mine(opts: &Options, s: &CachedSet) -> bool {
 
 /// A Flux object's events: the ServiceSet that controls it.
 fn flux_events(
-    events: Events<DynamicObject>,
+    events: Events<TextObject>,
     caches: &Arc<Caches>,
     written: &Arc<Written>,
     kind: &'static str,

@@ -60,15 +60,20 @@ fn kept_entry(manager: Option<&str>, operation: Option<&str>, subresource: Optio
 pub fn slim(o: &mut DynamicObject) {
     slim_meta(&mut o.metadata);
     if let Some(status) = o.data.get_mut("status") {
-        if let Some(Value::Array(h)) = status.get_mut("history") {
-            h.truncate(1);
-        }
-        if let Some(Value::Array(e)) = status
-            .get_mut("inventory")
-            .and_then(|i| i.get_mut("entries"))
-        {
-            e.truncate(1);
-        }
+        slim_status(status);
+    }
+}
+
+/// Of the long Flux status lists, only the first item ([`slim`]).
+pub fn slim_status(status: &mut Value) {
+    if let Some(Value::Array(h)) = status.get_mut("history") {
+        h.truncate(1);
+    }
+    if let Some(Value::Array(e)) = status
+        .get_mut("inventory")
+        .and_then(|i| i.get_mut("entries"))
+    {
+        e.truncate(1);
     }
 }
 
@@ -79,11 +84,14 @@ pub fn text_reflect(
     wc: watcher::Config,
 ) -> (
     cache::TextCache,
-    impl futures::Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send + use<>,
+    impl futures::Stream<Item = Result<watcher::Event<cache::TextObject>, watcher::Error>>
+    + Send
+    + use<>,
 ) {
     let cache = cache::TextCache::new(ar.clone());
-    let api = Api::<DynamicObject>::all_with(client.clone(), ar);
-    let stream = cache.reflect(watcher(api, wc).default_backoff().modify(slim));
+    // Slimmed as it is read (cache::TextObject).
+    let api = Api::<cache::TextObject>::all_with(client.clone(), ar);
+    let stream = cache.reflect(watcher(api, wc).default_backoff());
     (cache, stream)
 }
 
