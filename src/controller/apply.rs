@@ -66,8 +66,12 @@ pub async fn apply(
         let none = json!({});
         // The diff is against the status this reconcile read: the resourceVersion makes the
         // patch apply only to that version (a cache lagging behind never writes a stale view).
-        let mut diff = json!({"metadata": {"resourceVersion": rv}});
-        diff["status"] = adapter::merge_diff(meta.status().unwrap_or(&none), &plan.status);
+        let status = adapter::merge_diff(meta.status().unwrap_or(&none), &plan.status);
+        // Moved in (`json!` would copy the status it is given).
+        let diff = Value::Object(serde_json::Map::from_iter([
+            ("metadata".to_string(), json!({"resourceVersion": rv})),
+            ("status".to_string(), status),
+        ]));
         ctx.metrics.write("status");
         let ar = &ctx.kinds.service_set;
         match patch(
