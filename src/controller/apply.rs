@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tracing::info;
 
 use super::context::{Ctx, ReconcileError, api_error};
-use super::watch::{Reply, slim};
+use super::watch::Reply;
 use crate::api::naming::{self, FIELD_MANAGER, FINALIZER};
 use crate::api::{Object, kinds};
 use crate::cluster::{api_resource, with_type};
@@ -330,16 +330,11 @@ pub async fn conflict_refresh(
     err: ReconcileError,
 ) -> ReconcileError {
     if matches!(err, ReconcileError::Conflict(_))
-        && let Ok(mut fresh) = sets(ctx, ns).get(name).await
+        && let Ok(fresh) = sets(ctx, ns).get(name).await
     {
-        slim(&mut fresh);
         let ar = &ctx.kinds.service_set;
-        fresh.types = Some(kube::api::TypeMeta {
-            api_version: ar.api_version.clone(),
-            kind: ar.kind.clone(),
-        });
         ctx.written
-            .remember_reply(Reply::from_object(&fresh), &ar.kind, Some(sent));
+            .remember_reply(Reply::from_object(fresh, ar), &ar.kind, Some(sent));
     }
     err
 }

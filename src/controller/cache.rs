@@ -13,9 +13,8 @@
 //! services, a scan per reconcile made converging quadratic).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, RwLock};
-
 use std::fmt;
+use std::sync::{Arc, RwLock};
 
 use futures::{Stream, StreamExt};
 use kube::api::ObjectMeta;

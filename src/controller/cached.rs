@@ -210,7 +210,7 @@ impl<'de> Deserialize<'de> for CachedSet {
 }
 
 /// A JSON value's text, compact, copied as it is parsed.
-pub(super) struct Text(pub Vec<u8>);
+struct Text(Vec<u8>);
 
 impl<'de> Deserialize<'de> for Text {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {

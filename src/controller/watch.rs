@@ -125,24 +125,23 @@ impl Reply {
                 text: text.into_bytes(),
             });
         }
-        let mut o: DynamicObject = serde_json::from_str(&text)?;
+        Ok(Reply::from_object(serde_json::from_str(&text)?, ar))
+    }
+
+    /// An object of `ar` read whole: slimmed, its type filled in, written out.
+    pub fn from_object(mut o: DynamicObject, ar: &ApiResource) -> Reply {
         slim(&mut o);
         o.types = Some(kube::api::TypeMeta {
             api_version: ar.api_version.clone(),
             kind: ar.kind.clone(),
         });
-        Ok(Reply::from_object(&o))
-    }
-
-    /// An object already slimmed, its type filled in.
-    pub fn from_object(o: &DynamicObject) -> Reply {
         let m = &o.metadata;
         Reply {
             namespace: m.namespace.clone().unwrap_or_default(),
             name: m.name.clone().unwrap_or_default(),
             uid: m.uid.clone().unwrap_or_default(),
             version: m.resource_version.clone().unwrap_or_default(),
-            text: serde_json::to_vec(o).unwrap_or_default(),
+            text: serde_json::to_vec(&o).unwrap_or_default(),
         }
     }
 }
