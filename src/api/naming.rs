@@ -31,6 +31,10 @@ pub const ADAPTER_DEPLOYMENT: &str = "kubectl-ksm";
 pub const FIELD_MANAGER: &str = "kubectl-ksm";
 /// kubectl's annotation with the whole last applied object.
 pub const ANNOTATION_LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+/// The `operation` of a managedFields entry written by server-side apply.
+pub const OPERATION_APPLY: &str = "Apply";
+/// The subresource a ServiceSet's status is written through.
+pub const SUBRESOURCE_STATUS: &str = "status";
 
 /// The name of the Flux object (HelmRelease or Kustomization) of a service:
 /// `<serviceset>-<service>`, in the ServiceSet's namespace.

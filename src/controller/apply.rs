@@ -11,7 +11,7 @@ use tracing::info;
 
 use super::context::{Ctx, ReconcileError, api_error};
 use super::watch::Reply;
-use crate::api::naming::{self, FIELD_MANAGER, FINALIZER};
+use crate::api::naming::{self, FIELD_MANAGER, FINALIZER, SUBRESOURCE_STATUS};
 use crate::api::{Object, kinds};
 use crate::cluster::{api_resource, with_type};
 use crate::core::adapter::{self, FinalizerRelease, Next, Plan};
@@ -79,7 +79,7 @@ pub async fn apply(
             ar,
             ns,
             name,
-            Some("status"),
+            Some(SUBRESOURCE_STATUS),
             &merge_params(),
             &Patch::Merge(&diff),
         )

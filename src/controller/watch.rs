@@ -10,7 +10,7 @@ use kube::runtime::watcher;
 use serde_json::Value;
 
 use super::cache;
-use crate::api::naming::{ANNOTATION_LAST_APPLIED, FIELD_MANAGER};
+use crate::api::naming::{ANNOTATION_LAST_APPLIED, FIELD_MANAGER, OPERATION_APPLY};
 
 /// A cache of every object of a kind, and the stream of its watch events (which fills the
 /// cache as it is polled; watch errors back off and the watch resumes or relists).
@@ -50,7 +50,7 @@ pub fn slim_meta(m: &mut ObjectMeta) {
 /// The managedFields entry the caches keep: the adapter's own apply of the object itself.
 fn kept_entry(manager: Option<&str>, operation: Option<&str>, subresource: Option<&str>) -> bool {
     manager == Some(FIELD_MANAGER)
-        && operation == Some("Apply")
+        && operation == Some(OPERATION_APPLY)
         && subresource.unwrap_or("").is_empty()
 }
 

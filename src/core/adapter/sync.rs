@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use crate::api::meta::Object;
+use crate::api::naming::OPERATION_APPLY;
 
 /// Whether applying `desired` as `manager` would change nothing in `live`.
 pub fn in_sync(desired: &Value, live: &Value, manager: &str) -> bool {
@@ -112,7 +113,7 @@ fn owned_paths(live: &Value, manager: &str) -> Option<Paths> {
     let entries = Object(live).managed_fields()?;
     let entry = entries.iter().find(|e| {
         e.get("manager").and_then(Value::as_str) == Some(manager)
-            && e.get("operation").and_then(Value::as_str) == Some("Apply")
+            && e.get("operation").and_then(Value::as_str) == Some(OPERATION_APPLY)
             && e.get("subresource")
                 .and_then(Value::as_str)
                 .unwrap_or("")
